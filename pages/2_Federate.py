@@ -386,12 +386,12 @@ with tabs[1]:
            "the declared catalogue have no row — each entity scores the ones it holds with its own model"
            if _declared is not None else f"{V_shared.shape[0]} items × {V_shared.shape[1]} columns")
     if _columns == ["DP popularity"]:  # dp-popularity: no factor at all
-        st.markdown(f"What the server broadcast in round 2 (**V**, {_on.replace('1 columns', '1 column')}): one "
+        st.markdown(f"What the server {dash.broadcast_words(doc)} (**V**, {_on.replace('1 columns', '1 column')}): one "
                     "column, the DP popularity of the items — no latent factor — and the items it ranks highest.")
     else:
         _pop = (" — its last column is the DP popularity of the items, not a latent factor"
                 if "DP popularity" in _columns else "")
-        st.markdown(f"The server's item factors **V** ({_on}{_pop}), broadcast to every entity in round 2, and "
+        st.markdown(f"The server's item factors **V** ({_on}{_pop}), {dash.broadcast_words(doc)}, and "
                     "the items that load most on each column.")
     if n_local:
         st.caption(f"Not shown: {n_local} entity-local columns (each entity's own model and popularity, "
@@ -401,7 +401,7 @@ with tabs[1]:
         st.dataframe(dash.top_items_per_factor(V_shared, ds.item_names, 8, columns=_columns))
 with tabs[2]:
     msgs = dash.messages_table(doc)
-    st.markdown(f"{len(msgs)} messages crossed an entity's boundary "
+    st.markdown(f"{int(msgs['copies'].sum())} messages crossed an entity's boundary "
                 f"({msgs['bytes'].sum() / 1024:.1f} KiB in total)." if not msgs.empty else "No messages.")
     st.dataframe(msgs, hide_index=True)
 with tabs[3]:

@@ -291,7 +291,11 @@ with right:
     r1, r2 = st.columns(2)
     tsel = r1.selectbox("Target", tnames, key="audit_roc_target")
     asel = r2.selectbox("Attack", attacks, key="audit_roc_attack", format_func=lambda a: aud.ATTACK_LABELS.get(a, a))
-    st.plotly_chart(rep.audit_roc_figure(doc, tsel, asel, title="ROC of the membership attack"), key="audit_roc_fig")
+    try:
+        st.plotly_chart(rep.audit_roc_figure(doc, tsel, asel, title="ROC of the membership attack"),
+                        key="audit_roc_fig")
+    except DpfedError as exc:  # a target without a curve is named, never drawn as another target's
+        ui.show_error(exc)
 
 with st.expander("Targets and every result"):
     st.dataframe(pd.DataFrame(doc["targets"]), hide_index=True, key="audit_targets_table")

@@ -642,6 +642,24 @@ BASELINES = "test_the_average_baselines_score_by_the_exact_averages_and_count_wh
 FCFT = "tests/test_comparison_fcf.py"
 XINT = "tests/test_comparison_xin.py"
 SYSTEMS_HEAVIEST = f"{XINT}::test_the_public_users_are_the_heaviest_with_ties_taken_by_index"
+READ_EM_STOP = (f"{XINT}::test_em_stops_at_the_first_iteration_whose_completed_rows_moved_less_than_tol_"
+                "relative_to_the_last")
+READ_XIN_DOWNLOADS = (f"{XINT}::test_each_private_user_downloads_the_model_before_its_release_and_the_log_"
+                      "counts_every_copy")
+READ_FRI_IGNORED = (f"{FRIT}::test_a_parameter_the_method_would_ignore_is_refused_naming_it_and_its_default_"
+                    "is_accepted")
+READ_ROC_TARGET = ("tests/test_report_charts.py::test_the_roc_chart_refuses_a_target_the_audit_has_no_curve_of_"
+                   "naming_the_targets_it_has")
+READ_INF_BARS = ("tests/test_report_charts.py::test_the_composed_epsilon_chart_keeps_an_unbounded_entity_marked_"
+                 "infinite_above_every_finite_bar")
+READ_WITH_METHOD = ("tests/test_app_pages.py::test_a_dp_method_after_a_run_that_spent_no_epsilon_gets_the_measured_"
+                    "default_epsilon")
+READ_PLAN_STAGES = "tests/test_dashboard_engine.py::test_every_stage_the_plan_names_is_a_stage_of_the_runs_ledger"
+READ_COPIES = f"{XINT}::test_the_dashboard_and_the_report_count_every_copy_a_user_sent_or_received"
+READ_BROADCAST = f"{XINT}::test_the_federate_page_says_the_round_the_message_log_broadcast_the_model_in"
+READ_FRI_BASELINE_NOTE = f"{FRIT}::test_a_non_private_baseline_is_not_said_to_have_an_epsilon_protecting_one_rating"
+READ_FCF_COPIES = ("tests/test_comparison_fcf.py::test_fcf_charges_every_entity_logs_both_directions_and_reports_"
+                   "progress_against_every_round")
 SYSTEMS_GRAM = f"{XINT}::test_the_m_step_through_the_gram_matrix_is_the_thin_svds_soft_threshold"
 SYSTEMS_SOFT = f"{XINT}::test_shrink_step_soft_thresholds_singular_values"
 SYSTEMS_ESTEP = f"{XINT}::test_the_e_step_keeps_each_observed_rating_centred_and_fills_the_rest_by_eq4"
@@ -4154,9 +4172,9 @@ MUTANTS = (
     # the Federate page's plan per stage: a maximum, with why a stage that stops on an earlier release can
     # spend less, the k each table is for when the automatic k may use two
     Mutant("plan-caption-never-says-why-less", UI_CATALOGUE, "plan_captions",
-           "{'candidates', 'search'} & set(plan['stage'])", "False", (PLAN_AT_MOST,)),
+           "{'candidates', 'local search', 'coreset sums'} & set(plan['stage'])", "False", (PLAN_AT_MOST,)),
     Mutant("plan-caption-says-early-stop-without-those-stages", UI_CATALOGUE, "plan_captions",
-           "{'candidates', 'search'} & set(plan['stage'])", "True", (PLAN_AT_MOST,)),
+           "{'candidates', 'local search', 'coreset sums'} & set(plan['stage'])", "True", (PLAN_AT_MOST,)),
     Mutant("plan-caption-k-unnamed", UI_CATALOGUE, "plan_captions", "len(plans) > 1", "False",
            (PLAN_ON_PAGE,)),
     Mutant("federate-page-plan-not-shown", FED_PAGE, MODULE,
@@ -7049,7 +7067,7 @@ MUTANTS = (
     Mutant("chart-composed-bars-request-line-at-the-coalition", PLOTS, "privacy_composed_bars",
            "(requested, 'requested ε', 'dash')", "(coalition, 'requested ε', 'dash')", (CHART_COMPOSED,)),
     Mutant("chart-composed-bars-a-running-total-over-entities", PLOTS, "privacy_composed_bars",
-           "fig.add_bar()", "ORIG.cumsum()", (CHART_COMPOSED,), arg="y"),
+           "fig.add_bar()", "ORIG.cumsum()", (CHART_COMPOSED,), arg="y", nth=0),
     Mutant("chart-composed-bars-coalition-line-at-the-request", PLOTS, "privacy_composed_bars",
            "(coalition, 'ε against the server + all other entities', 'dot')",
            "(requested, 'ε against the server + all other entities', 'dot')", (CHART_COMPOSED,)),
@@ -7458,6 +7476,61 @@ MUTANTS = (
            "isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1", "n < 1",
            ("tests/test_protocol.py::test_a_recommendation_list_length_that_is_no_whole_number_above_0_is_one_error_"
             "naming_n",)),
+    # what users read is true: the composed-ε chart, the ROC target, the message log, the plan's stage names,
+    # the ε a method starts at, a parameter a method would ignore, the EM stopping rule its docstring states
+    Mutant("read-xin-em-change-relative-to-the-new-rows", XIN_PY, "fit_em",
+           "np.linalg.norm(C - prev) / max(np.linalg.norm(prev), 1e-300)",
+           "np.linalg.norm(C - prev) / max(np.linalg.norm(C), 1e-300)", (READ_EM_STOP,)),
+    Mutant("read-xin-em-stops-at-an-equal-change", XIN_PY, "fit_em", "change < tol", "change <= tol",
+           (READ_EM_STOP,)),
+    Mutant("read-xin-model-download-counted-once-per-entity", XIN_PY, "_make_fit.fit",
+           "int(cols.sum()) * dataset.n_items * 8", "int(cols.max()) * dataset.n_items * 8", (READ_XIN_DOWNLOADS,)),
+    Mutant("read-xin-download-counts-v-without-mu", XIN_PY, "XinJaakkola._stream",
+           "self.downloaded_[users] = 1 + V.shape[1]", "self.downloaded_[users] = V.shape[1]",
+           (READ_XIN_DOWNLOADS,)),
+    Mutant("read-roc-unknown-target-drawn-as-the-first", RFIGURES, "audit_roc_figure", "not found", "False",
+           (READ_ROC_TARGET,)),
+    Mutant("read-composed-bars-unbounded-entity-left-out", PLOTS, "privacy_composed_bars", "unbounded.any()",
+           "False", (READ_INF_BARS,)),
+    Mutant("read-composed-bars-infinity-below-the-request-line", PLOTS, "privacy_composed_bars",
+           "(*eps[fin], requested, coalition)", "tuple(eps[fin])", (READ_INF_BARS,)),
+    Mutant("read-composed-bars-unbounded-entity-moved-last", PLOTS, "privacy_composed_bars", "list(names)",
+           "list(names[fin]) + list(names[unbounded])", (READ_INF_BARS,)),
+    Mutant("read-with-method-dp-method-at-one-after-no-epsilon", EVAL_DEFAULTS, "with_method",
+           "_epsilon(measured['epsilon']) if measured is not None else 1.0", "1.0", (READ_WITH_METHOD,)),
+    Mutant("read-with-method-infinity-passed-on", EVAL_DEFAULTS, "with_method",
+           "METHODS[base.method].uses_epsilon and base.epsilon is not None and math.isfinite(float(base.epsilon))",
+           "METHODS[base.method].uses_epsilon", (READ_WITH_METHOD,)),
+    Mutant("read-fri-averages-ignore-parameters-silently", SPECS, "check_parameters_used",
+           "config.method in AVERAGE_BASELINES or (key == 'solver' and config.method != 'ge-mf')",
+           "key == 'solver' and config.method != 'ge-mf'", (READ_FRI_IGNORED,)),
+    Mutant("read-fri-solver-ignored-silently", SPECS, "check_parameters_used",
+           "config.method in AVERAGE_BASELINES or (key == 'solver' and config.method != 'ge-mf')",
+           "config.method in AVERAGE_BASELINES", (READ_FRI_IGNORED,)),
+    Mutant("read-fri-default-value-refused", SPECS, "check_parameters_used", "unused and value != defaults[key]",
+           "unused", (READ_FRI_IGNORED,)),
+    Mutant("read-fri-pals-skips-the-parameter-check", SPECS, "_check_pals", "check_parameters_used(config)", "None",
+           (READ_FRI_IGNORED,)),
+    Mutant("read-fri-fit-skips-the-parameter-check", FRIEDMAN, "_make_fit.fit", "check_parameters_used(config)",
+           "None", (READ_FRI_IGNORED,)),
+    Mutant("read-plan-lsh-search-named-as-the-partitions", DPP, "DPPrototypes.stage_names",
+           "self.candidates == 'lsh' and k > 1", "False", (READ_PLAN_STAGES,)),
+    Mutant("read-plan-stages-named-by-their-plan-keys", UI_CATALOGUE, "budget_plans", "obj.stage_names(k).get(s, s)",
+           "s", (READ_PLAN_STAGES,)),
+    Mutant("read-report-counts-logged-rows-not-copies", RSECTIONS, "_messages", "sum(_copies(mm) for mm in msgs)",
+           "len(msgs)", (READ_COPIES,)),
+    Mutant("read-dashboard-message-copies-unread", UI_TABLES, "messages_table",
+           "df['copies'] = df['copies'].fillna(1).astype(int)", "df['copies'] = 1", (READ_COPIES,)),
+    Mutant("read-xin-private-releases-one-message-per-entity", XIN_PY, "_make_fit.fit", "Message(2, name, SERVER)",
+           "1", (READ_COPIES,), arg="copies"),
+    Mutant("read-fcf-downloads-one-message-per-entity", FCF_PY, "_fit_fcf.on_round", "Message(rnd, SERVER, name)",
+           "1", (READ_FCF_COPIES,), arg="copies"),
+    Mutant("read-broadcast-said-in-the-first-round-the-server-sent", UI_TABLES, "broadcast_words", "max(rounds)",
+           "min(rounds)", (READ_BROADCAST,)),
+    Mutant("read-broadcast-said-for-a-curator-that-kept-the-model", UI_TABLES, "broadcast_words", "not rounds",
+           "False", (READ_BROADCAST,)),
+    Mutant("read-fri-baseline-said-to-protect-one-rating", FRIEDMAN, "_make_fit.fit", "_notes(config, private)",
+           "_notes(config)", (READ_FRI_BASELINE_NOTE,)),
 )
 
 

@@ -609,6 +609,25 @@ def test_a_prototype_method_swept_after_a_secure_run_runs_its_summable_reference
                for c in at.caption), [c.value for c in at.caption]
 
 
+@pytest.mark.parametrize("measured_epsilon", [3.0, 0.5])
+def test_a_dp_method_after_a_run_that_spent_no_epsilon_gets_the_measured_default_epsilon(clinic, monkeypatch,
+                                                                                        measured_epsilon):
+    """After a non-private run (a method without ε, or a DP method at ε = ∞) the Trade-off page's method
+    starts at the measured default ε the Federate page and the CLI start at, never at ∞ nor at 1."""
+    from dpfed_core.evaluation import defaults
+
+    real = defaults.measured_defaults()
+    doc = {"defaults": {"method": "dp-cooccurrence", "aggregation": "none", "rank": 5, "delta": 1e-6,
+                        **((real or {}).get("defaults") or {}), "epsilon": measured_epsilon}}
+    monkeypatch.setattr(defaults, "measured_defaults", lambda path=None: doc)
+    for base in (dash.default_config(clinic, "local"), dash.default_config(clinic, "popularity"),
+                 dash.default_config(clinic, "dp-cooccurrence").replace(epsilon=math.inf)):
+        assert dash.with_method(base, "dp-gaussian").epsilon == measured_epsilon, base.method
+        assert dash.default_config(clinic, "dp-gaussian").epsilon == measured_epsilon
+    assert dash.with_method(dash.default_config(clinic, "dp-cooccurrence").replace(epsilon=2.0),
+                            "dp-gaussian").epsilon == 2.0
+
+
 def test_another_method_keeps_secure_aggregation_only_where_it_means_something(clinic):
     base = dash.default_config(clinic, "dp-cooccurrence").replace(aggregation="secure", epsilon=3.0)
     assert dash.with_method(base, "dp-gaussian").aggregation == "none"
@@ -620,7 +639,8 @@ def test_another_method_keeps_secure_aggregation_only_where_it_means_something(c
         (measured["defaults"]["aggregation"] if measured else "none") == \
         dash.default_config(clinic, "dp-popularity").aggregation
     assert dash.with_method(base, "dp-gaussian").epsilon == 3.0
-    assert dash.with_method(dash.default_config(clinic, "local"), "dp-gaussian").epsilon == 1.0
+    assert dash.with_method(dash.default_config(clinic, "local"), "dp-gaussian").epsilon == \
+        dash.default_config(clinic, "dp-gaussian").epsilon
     assert dash.trust_model_note("dp-gaussian", "none", ["dp-gaussian", "local"]) is None
     assert "with secure aggregation" in dash.trust_model_note("dp-cooccurrence", "secure",
                                                               ["dp-cooccurrence", "dp-popularity"])

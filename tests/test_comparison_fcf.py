@@ -320,6 +320,8 @@ def test_fcf_charges_every_entity_logs_both_directions_and_reports_progress_agai
         assert [m.round for m in down] == [m.round for m in up] == list(range(1, 7))
         assert all(m.shape == (n_h, M, 3) and m.bytes == n_h * M * 3 * 8 for m in down)
         assert all(m.shape == (n_h, 3, M) and m.bytes == n_h * 3 * M * 8 for m in up)
+        # every client downloads Y and uploads its own gradient: one copy per client each way
+        assert all(m.copies == n_h for m in down + up)
     assert [(kw["round"], kw["total"], kw["epoch"]) for stage, kw in events if stage == "fcf_round"] == [
         (1, 6, 1), (2, 6, 1), (3, 6, 1), (4, 6, 2), (5, 6, 2), (6, 6, 2)]
     assert res.extra["rounds"] == 6 and any("FCF used 6 communication rounds" in n for n in res.extra["notes"])

@@ -563,3 +563,44 @@ def test_the_average_baselines_score_by_the_exact_averages_and_count_what_reache
         block = X[sl]
         assert sizes[name] == block.data.nbytes + block.indices.nbytes + block.indptr.nbytes > 0
     assert any("cannot clamp predictions to the rating scale" in n for n in res.extra["notes"])
+
+
+@pytest.mark.parametrize("name, params, ignored", [
+    ("global-average", {"variant": "unbounded"}, "variant"),
+    ("item-average", {"solver": "sgd"}, "solver"),
+    ("global-effects", {"variant": "bounded", "lr": 0.5}, "lr"),
+    ("friedman-isgd", {"solver": "sgd"}, "solver"),
+    ("friedman-pals", {"solver": "sgd", "iterations": 1}, "solver"),
+])
+def test_a_parameter_the_method_would_ignore_is_refused_naming_it_and_its_default_is_accepted(name, params, ignored):
+    """The averages read none of the Friedman parameters and only ge-mf reads ``solver``: a value other
+    than the default would give a result that silently did not use it, so the run's check and the fit
+    both refuse it naming the parameter and where it is set; the default value is what runs anyway."""
+    from dpfed_core.cli.args import CLI_NAMES
+    from dpfed_core.errors import ConfigError
+    from dpfed_core.evaluation.service import check_run
+
+    ds = rating_dataset()
+    cfg = RunConfig(method=name, epsilon=2.0, mode="observed", rank=2, seed=1, n_hidden=3, method_params=params)
+    with pytest.raises(ConfigError, match=f"parameter {ignored} = .* would be ignored") as refused:
+        check_run(ds, cfg)
+    assert refused.value.param == "prototype_params" and "--param" in refused.value.render(CLI_NAMES)
+    with pytest.raises(ConfigError, match=f"parameter {ignored} = .* would be ignored"):
+        run_method(ds, cfg)
+    defaults = {p.name: p.default for p in get_method(name).parameters}
+    check_run(ds, cfg.replace(method_params={k: defaults[k] for k in params}))
+    # ge-mf reads its solver: both are accepted and give different fits
+    fits = [run_method(ds, cfg.replace(method="ge-mf", method_params={"solver": s, "iterations": 2}))[1].V
+            for s in ("als", "sgd")]
+    assert not np.allclose(fits[0], fits[1])
+
+
+@pytest.mark.parametrize("name, private", [("global-average", False), ("ge-mf", False), ("friedman-ge", True)])
+def test_a_non_private_baseline_is_not_said_to_have_an_epsilon_protecting_one_rating(name, private):
+    ds = rating_dataset()
+    cfg = RunConfig(method=name, epsilon=2.0, mode="observed", rank=2, seed=1, n_hidden=3,
+                    method_params={"iterations": 2} if name == "ge-mf" else {})
+    doc, res = run_method(ds, cfg)
+    said = " ".join(res.extra["notes"])
+    assert ("its ε protects one rating" in said) is private
+    assert ("no privacy" in said) is (not private)

@@ -417,3 +417,87 @@ def test_more_public_users_than_users_or_a_zero_tau_is_refused_naming_the_parame
     assert err.value.param == "prototype_params"
     every = cfg.replace(method_params={"n_public": 60, "tau": 2.0, "max_iter": 3})
     assert len(run_method(ratings_dataset(), every)[1].model.public_) == 60
+
+
+def test_em_stops_at_the_first_iteration_whose_completed_rows_moved_less_than_tol_relative_to_the_last():
+    """The stopping rule the docstring states: the change of the completed rows relative to the previous
+    iteration's, checked from the second iteration on."""
+    X, _, _ = low_rank_ratings(13, n=30, m=15)
+    mu = xin.item_means(X)
+    V, prev, changes = np.zeros((X.shape[1], 0)), None, []
+    for _ in range(40):
+        C = xin.complete_rows(X, mu, V, 2.0)
+        V = xin.shrink_step(C, None, 2.0, 50)
+        if prev is not None:
+            changes.append(np.linalg.norm(C - prev) / np.linalg.norm(prev))
+        prev = C
+    # a tolerance equal to the change at iteration 4 (changes[j] belongs to iteration j + 2): the first
+    # iteration strictly below it is where the fit stops
+    tol = changes[2]
+    expected = next(j + 2 for j, c in enumerate(changes) if c < tol)
+    assert xin.fit_em(X, 2.0, max_iter=40, tol=tol)[2] == expected
+    assert xin.fit_em(X, 2.0, max_iter=40, tol=math.inf)[2] == 2
+    assert "completed rows" in xin.fit_em.__doc__ and "V Vᵀ" not in xin.fit_em.__doc__
+
+
+@pytest.mark.parametrize("mechanism", ["pmc", "pmd"])
+def test_each_private_user_downloads_the_model_before_its_release_and_the_log_counts_every_copy(mechanism):
+    """The streamed protocol sends (μ, V) to every private user before it completes its row and releases:
+    the message log counts one copy per private user, with its bytes, not one per entity."""
+    ds = ratings_dataset()
+    cfg = RunConfig(method=f"xin-{mechanism}", mode="observed", n_hidden=3,
+                    method_params={"public_fraction": 0.1, "tau": 2.0, "max_iter": 5, "max_rank": 1,
+                                   "pmd_sweeps": 1, "pmd_tries": 1})
+    res = xin._make_fit(mechanism)(ds, ds.X.tocsr(), cfg, np.random.default_rng(0), lambda *a, **k: None)
+    assert res.model.V_.shape[1] == 1  # rank 1 throughout: each copy is μ and one column of V
+    public = set(res.model.public_.tolist())
+    copies = 0
+    for name, sl in zip(ds.entity_names, ds.entity_slices()):
+        n_priv = sum(1 for u in range(sl.start, sl.stop) if u not in public)
+        (sent,) = [m for m in res.messages if m.sender == "server" and m.receiver == name and m.round == 2]
+        assert f"each of {n_priv} private users" in sent.content
+        assert sent.shape == (n_priv, ds.n_items, 2) and sent.bytes == n_priv * ds.n_items * 2 * 8
+        copies += sent.shape[0]
+    assert copies == ds.n_users - len(public)
+    public_only = xin._make_fit("none")(ds, ds.X.tocsr(), cfg.replace(method="xin-public"),
+                                        np.random.default_rng(0), lambda *a, **k: None)
+    assert not [m for m in public_only.messages if m.round == 2]
+
+
+def test_the_dashboard_and_the_report_count_every_copy_a_user_sent_or_received():
+    """A per-user message is logged once with its copies: the Federate page's count and the report's
+    count each copy — every public user's ratings, each private user's download and release, and one
+    model per entity at the end."""
+    from dpfed_core.reporting.report import build_report
+    from dpfed_core.ui.tables import messages_table
+
+    ds = ratings_dataset()
+    cfg = RunConfig(method="xin-pmc", mode="observed", n_hidden=3,
+                    method_params={"public_fraction": 0.1, "tau": 2.0, "max_iter": 5})
+    doc, res = run_method(ds, cfg)
+    n_public = len(res.model.public_)
+    sent = n_public + 2 * (ds.n_users - n_public) + ds.n_entities
+    table = messages_table(doc)
+    assert int(table["copies"].sum()) == sent and len(table) < sent
+    page = build_report(doc, generated="x", include_plotlyjs=False)
+    assert f"{sent} messages in round(s) 1, 2, 3" in page
+    # a document written before messages recorded their copies counts each of its rows once
+    old = {**doc, "messages": [{k: v for k, v in m.items() if k != "copies"} for m in doc["messages"]]}
+    assert int(messages_table(old)["copies"].sum()) == len(doc["messages"])
+
+
+def test_the_federate_page_says_the_round_the_message_log_broadcast_the_model_in():
+    """Xin et al.'s model reaches the entities in round 3 and a central curator's never leaves it: the V tab
+    says what the log says, not the two-round protocol's round 2."""
+    from dpfed_core.ui.tables import broadcast_words
+
+    ds = ratings_dataset()
+    cfg = RunConfig(method="xin-pmc", mode="observed", n_hidden=3,
+                    method_params={"public_fraction": 0.1, "tau": 2.0, "max_iter": 5})
+    doc, _ = run_method(ds, cfg)
+    assert broadcast_words(doc) == "broadcast to every entity in round 3"
+    two_rounds = {"messages": [{"round": 1, "sender": "A", "receiver": "server"},
+                               {"round": 2, "sender": "server", "receiver": "A"}]}
+    assert broadcast_words(two_rounds) == "broadcast to every entity in round 2"
+    curator, _ = run_method(ds, RunConfig(method="item-average", mode="observed", n_hidden=3))
+    assert "no entity received it" in broadcast_words(curator)

@@ -669,8 +669,8 @@ def test_with_one_prototype_the_plan_has_no_clustering_stage_and_spends_the_whol
         cfg = dash.default_config(ds, method).replace(simulation=True)
         plans = dash.budget_plans(method, ds, cfg)
         one, most = plans["k = 1"], plans[f"k = {cfg.k}"]
-        assert not {"candidates", "search", "trial choice"} & set(one["stage"]), (method, one)
-        assert {"candidates", "search"} <= set(most["stage"])
+        assert not {"candidates", "local search", "trial choice"} & set(one["stage"]), (method, one)
+        assert {"candidates", "local search"} <= set(most["stage"])
         assert one["epsilon"].sum() == pytest.approx(cfg.epsilon) and most["epsilon"].sum() == pytest.approx(cfg.epsilon)
 
 
@@ -696,7 +696,7 @@ def test_a_stage_that_stops_on_an_earlier_release_spends_at_most_its_plan_and_th
     assert {stage for _, stage in spent} <= set(planned)
     assert all(eps <= planned[stage] * (1 + 1e-9) for (_, stage), eps in spent.items())
     assert all(spent[(e, "candidates")] < planned["candidates"] / 2 for e in ds.entity_names)
-    assert not any(stage == "search" for _, stage in spent)
+    assert not any(stage == "local search" for _, stage in spent)
     (line,) = dash.plan_captions(cfg.method, cfg, plans)
     assert line.startswith("Planned ε per stage and entity, at most: candidates ")
     assert EARLY_STOP_NOTE in line and "the ledger after the run shows what was spent" in line
@@ -708,10 +708,30 @@ def test_a_stage_that_stops_on_an_earlier_release_spends_at_most_its_plan_and_th
     plans = dash.budget_plans(lsh.method, ds, lsh)
     doc, _ = run_method(ds, lsh)
     stages = {r["stage"] for r in doc["privacy"]["ledger"]}
-    assert "coreset sums" in stages - set(plans["k = 5"]["stage"]) and doc["privacy"]["epsilon"] <= lsh.epsilon
+    assert "coreset sums" in set(plans["k = 5"]["stage"]) <= stages and doc["privacy"]["epsilon"] <= lsh.epsilon
     (line,) = dash.plan_captions(lsh.method, lsh, plans)
     assert line.startswith("Planned ε per stage and entity: candidates ") and "at most" not in line
     assert LSH_PLAN_NOTE in line and EARLY_STOP_NOTE not in line
+
+
+@pytest.mark.parametrize("method", ["dp-prototypes", "dp-gaussian"])
+@pytest.mark.parametrize("params", [{}, {"candidates": "lsh"}, {"candidates": "lsh", "refine_steps": 1}],
+                         ids=["partition", "lsh coreset", "lsh coreset refined"])
+def test_every_stage_the_plan_names_is_a_stage_of_the_runs_ledger(method, params):
+    """The plan shown before a run names each stage as the ledger after it does, whichever candidates
+    the method uses: the search share is the ledger's "local search", or with the LSH coreset its
+    "coreset sums"."""
+    from dpfed_core.data.loaders import load_data
+    from dpfed_core.evaluation.experiments import run_method
+
+    ds = load_data(dash.DEFAULT_SAMPLE)
+    cfg = dash.default_config(ds, method).replace(simulation=True, epsilon=20.0, k=2,
+                                                  prototype_params={"cluster_size": None, **params})
+    (plan,) = dash.budget_plans(method, ds, cfg).values()
+    doc, _ = run_method(ds, cfg)
+    ledger = {r["stage"] for r in doc["privacy"]["ledger"]}
+    assert set(plan["stage"]) <= ledger, (set(plan["stage"]) - ledger, ledger)
+    assert ("coreset sums" if params else "local search") in set(plan["stage"])
 
 
 def test_method_colours_fixed():

@@ -216,3 +216,37 @@ def test_the_crossing_is_marked_with_the_baseline_it_crosses():
     assert [a.text for a in fig.layout.annotations] == ["crossing ε = 2 vs each entity alone"]
     bare = plots.tradeoff_chart(_sweep_table(), "dp-cooccurrence", "mar", references=["local"], crossing=2.0)
     assert [a.text for a in bare.layout.annotations] == ["crossing ε = 2"]
+
+
+def test_the_roc_chart_refuses_a_target_the_audit_has_no_curve_of_naming_the_targets_it_has():
+    from dpfed_core.errors import ConfigError
+
+    def res(target, kind, auc):
+        return {"attack": "distance", "target": target, "target_kind": kind, "method": "dp-gaussian",
+                "requested_epsilon": 1.0, "auc": auc, "roc": {"fpr": [0, 1], "tpr": [0, 1]}}
+
+    doc = {"results": [res("user 3", "outlier", 0.6), res("user 9", "typical", 0.7)]}
+    with pytest.raises(ConfigError, match=r"no target 'user 5': its targets are 'user 3', 'user 9'.*Target control"):
+        audit_roc_figure(doc, "user 5")
+    # a kind the document has is drawn by its own target's curve
+    fig = audit_roc_figure(doc, "typical")
+    assert [t.name for t in fig.data[1:]] == ["dp-gaussian ε=1 — AUC 0.700"]
+    assert fig.layout.title.text == "ROC — user 9 — attack: distance"
+
+
+def test_the_composed_epsilon_chart_keeps_an_unbounded_entity_marked_infinite_above_every_finite_bar():
+    per_entity = [{"entity": "clinic A", "epsilon": 1.5, "accountant": "zCDP"},
+                  {"entity": "clinic B", "epsilon": math.inf, "accountant": "basic"},
+                  {"entity": "clinic C", "epsilon": 0.8, "accountant": "zCDP"}]
+    fig = plots.privacy_composed_bars(per_entity, requested=2.0)
+    finite, unbounded = [t for t in fig.data if t.type == "bar"]
+    assert list(finite.x) == ["clinic A", "clinic C"] and list(finite.y) == [1.5, 0.8]
+    # the unbounded entity keeps its place between the others, drawn above the request and marked ∞
+    assert list(unbounded.x) == ["clinic B"] and list(unbounded.text) == ["∞"]
+    assert unbounded.y[0] > 2.0 and "ε = ∞" in unbounded.name and "ε = ∞" in unbounded.hovertemplate
+    assert list(fig.layout.xaxis.categoryarray) == ["clinic A", "clinic B", "clinic C"]
+    assert list(_trace(fig, "requested ε (2)").x) == ["clinic A", "clinic B", "clinic C"]
+    assert fig.layout.barmode == "overlay"
+    # every entity unbounded: each still has its bar
+    only = plots.privacy_composed_bars([{"entity": "x", "epsilon": math.inf}, {"entity": "y", "epsilon": "inf"}])
+    assert [list(t.x) for t in only.data if t.type == "bar"] == [[], ["x", "y"]]

@@ -166,17 +166,21 @@ def with_method(base: RunConfig, method: str) -> RunConfig:
     """``base``'s settings for another method, as both front ends give them: secure aggregation only
     for a summable method — kept from ``base`` when its method was summable too, else the measured
     default, as ``sweep --method`` / ``run --method`` left without ``--aggregation`` give — and ε as
-    given (1 when ``base``'s method spends none). A prototype method under ``base``'s "secure" would
-    run its summable reference lines with secure aggregation, which the CLI never does."""
+    given, or the measured default ε of :func:`default_config` when ``base`` spent none (its method
+    takes no ε, or it ran at ε = ∞): a DP method is never handed ∞, nor a constant the measurement
+    does not state. A prototype method under ``base``'s "secure" would run its summable reference
+    lines with secure aggregation, which the CLI never does."""
     from dpfed_core.federation.protocol import is_summable
     from dpfed_core.methods import METHODS
 
+    doc = measured_defaults()
+    measured = doc["defaults"] if doc is not None else None
     if is_summable(method) and is_summable(base.method):
         aggregation = base.aggregation
     else:
-        doc = measured_defaults()
-        aggregation = _default_aggregation(method, doc["defaults"] if doc is not None else None)
-    epsilon = base.epsilon if METHODS[base.method].uses_epsilon else 1.0
+        aggregation = _default_aggregation(method, measured)
+    spent = METHODS[base.method].uses_epsilon and base.epsilon is not None and math.isfinite(float(base.epsilon))
+    epsilon = base.epsilon if spent else (_epsilon(measured["epsilon"]) if measured is not None else 1.0)
     return base.replace(method=method, aggregation=aggregation, epsilon=epsilon)
 
 

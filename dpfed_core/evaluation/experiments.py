@@ -8,7 +8,7 @@ Result document of one run::
      "overall": {...same keys...},
      "privacy": {"epsilon", "delta", "private", "label", "requested_epsilon", "requested_delta",
                  "ledger": [rows], "per_stage": [rows]},
-     "messages": [{"round", "sender", "receiver", "content", "shape", "bytes"}],
+     "messages": [{"round", "sender", "receiver", "content", "shape", "bytes", "copies"}],
      "timings": {stage: seconds}}
 
 ``inf`` is written as the string ``"inf"`` and NaN as ``null`` so the file is strict JSON.

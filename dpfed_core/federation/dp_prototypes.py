@@ -96,6 +96,20 @@ DEFAULT_SPLIT: dict[str, float] = {
 #: Share of δ for the candidate stage in the Gaussian variant (the rest goes to the Gaussian sums).
 DEFAULT_DELTA_CANDIDATES = 0.5
 
+#: The ledger's stage name of each key of :meth:`DPPrototypes.budget_plan`: the names the stages'
+#: mechanisms record, which a plan shown before a run must use so that it reads against the ledger.
+STAGE_NAMES: dict[str, str] = {
+    "size": "size",
+    "candidates": "candidates",
+    "search": "local search",
+    "counts": "recovery: counts",
+    "support": "recovery: support",
+    "sums": "recovery: sums",
+    "choice": "trial choice",
+}
+#: With the LSH coreset's candidates (k > 1) the "search" share pays the coreset's leaf sums.
+LSH_STAGE_NAMES: dict[str, str] = {**STAGE_NAMES, "search": "coreset sums"}
+
 
 # ------------------------------------------------------------------------ configuration
 def default_projection_dim(n_hat: float) -> int:
@@ -607,6 +621,12 @@ class DPPrototypes(PrototypeMethod):
         plan = {key: eps * (1 - f_size) * v / total * (1 - 1e-12) for key, v in shares.items()}
         plan["size"] = eps * f_size * (1 - 1e-12)
         return plan
+
+    def stage_names(self, k: int | None = None) -> dict[str, str]:
+        """The ledger's stage name of each key of :meth:`budget_plan` when k clusters are used (default
+        ``self.k``): the LSH coreset's candidates record the search share as its leaf sums."""
+        k = int(self.k) if k is None else int(k)
+        return LSH_STAGE_NAMES if self.candidates == "lsh" and k > 1 else STAGE_NAMES
 
     @staticmethod
     def _rows_since(ledger: EntityLedger, start: int) -> list:

@@ -11,7 +11,10 @@ SERVER = "server"
 
 @dataclass(frozen=True)
 class Message:
-    """One message of the protocol: what crossed an entity's boundary, and its size."""
+    """One message of the protocol: what crossed an entity's boundary, and its size.
+
+    ``copies``: how many times it was sent — one per user when each of an entity's users sends or
+    receives its own (a per-user download or upload); ``bytes`` is then the total of the copies."""
 
     round: int
     sender: str
@@ -19,6 +22,7 @@ class Message:
     content: str
     shape: tuple[int, ...]
     bytes: int
+    copies: int = 1
 
     def to_dict(self) -> dict:
         d = asdict(self)

@@ -254,16 +254,31 @@ def privacy_composed_bars(per_entity: list[dict], requested: float | None = None
     """Each entity's guarantee as the accountant composed it (one bar per entity), never a stack of
     its stage rows: under zCDP the stages do not add up, and under basic composition the bar is
     their sum anyway. A dashed line marks the requested ε, a dotted one the ε against the server
-    colluding with every other entity (secure aggregation), when given."""
+    colluding with every other entity (secure aggregation), when given.
+
+    An entity whose ε is ∞ (a release without a finite guarantee) keeps its place: a hatched bar up
+    to the top of the chart marked "∞", whose legend entry and hover say it has no finite guarantee."""
     df = pd.DataFrame(per_entity)
     fig = go.Figure()
     if df.empty:
         return _base_layout(fig, title)
-    df = df[np.isfinite(df["epsilon"].astype(float))]
+    eps = df["epsilon"].astype(float).to_numpy()
+    unbounded = ~np.isfinite(eps)
     how = df["accountant"].astype(str) if "accountant" in df else pd.Series("", index=df.index)
-    fig.add_bar(x=df["entity"].map(escape_text), y=df["epsilon"], name="ε of the entity's releases (composed)",
-                marker_color=PALETTE[0], customdata=np.c_[how.to_numpy(object)],
+    names = df["entity"].map(escape_text)
+    fin = ~unbounded
+    fig.add_bar(x=names[fin], y=eps[fin], name="ε of the entity's releases (composed)",
+                marker_color=PALETTE[0], customdata=np.c_[how[fin].to_numpy(object)],
                 hovertemplate="entity: %{x}<br>ε = %{y:.3g}<br>composed by: %{customdata[0]}<extra></extra>")
+    if unbounded.any():
+        # ∞ has no height: drawn to a stand-in top above every finite value and line, never left out
+        tops = [float(v) for v in (*eps[fin], requested, coalition) if v is not None and math.isfinite(float(v))]
+        top = 1.15 * max(tops) if tops else 1.0
+        fig.add_bar(x=names[unbounded], y=[top] * int(unbounded.sum()), name="ε = ∞ (no finite guarantee)",
+                    marker=dict(color=PALETTE[3], pattern=dict(shape="/")), text=["∞"] * int(unbounded.sum()),
+                    textposition="outside", customdata=np.c_[how[unbounded].to_numpy(object)],
+                    hovertemplate="entity: %{x}<br>ε = ∞ (no finite guarantee: the bar's height stands in "
+                                  "for it)<br>composed by: %{customdata[0]}<extra></extra>")
     for value, name, dash in ((requested, "requested ε", "dash"),
                               (coalition, "ε against the server + all other entities", "dot")):
         if value is not None and math.isfinite(float(value)):
@@ -271,8 +286,9 @@ def privacy_composed_bars(per_entity: list[dict], requested: float | None = None
                                      mode="lines", name=f"{name} ({float(value):.3g})",
                                      line=dict(color="#E45756" if dash == "dot" else "#888", dash=dash),
                                      hovertemplate=f"{name}: %{{y:.3g}}<extra></extra>"))
-    fig.update_layout(xaxis_title="entity", yaxis_title="ε (composed guarantee)")
-    fig.update_xaxes(type="category", tickangle=-45 if df["entity"].nunique() > 8 else 0)
+    fig.update_layout(xaxis_title="entity", yaxis_title="ε (composed guarantee)", barmode="overlay")
+    fig.update_xaxes(type="category", tickangle=-45 if df["entity"].nunique() > 8 else 0,
+                     categoryorder="array", categoryarray=list(names))
     fig.update_yaxes(rangemode="tozero")
     return _base_layout(fig, title, height=340, legend_rows=2)
 

@@ -43,8 +43,11 @@ def audit_roc_figure(audit_doc: dict, target: str | None = None, attack: str = "
                      title: str | None = None):
     """ROC curves of one attack on one target, one curve per (method, ε), with the chance diagonal.
 
-    ``target`` is a target name or kind (default: the first target of the document)."""
+    ``target`` is a target name or kind (default: the first target of the document); one the document
+    has no curve of is refused naming the targets it has, never drawn as another target's curve."""
     import plotly.graph_objects as go
+
+    from dpfed_core.errors import ConfigError
 
     # an audit of summable statistics runs attacks of its own (projection, items, lr; no distance): a method
     # without a curve of ``attack`` is drawn by its first attack, and the title and legend name the one drawn
@@ -56,7 +59,12 @@ def audit_roc_figure(audit_doc: dict, target: str | None = None, attack: str = "
     attacks = list(dict.fromkeys(drawn.values())) or [attack]
     names = list(dict.fromkeys(r["target"] for r in rows))
     if target is not None:
-        names = [n for n in names if n == target or any(r["target"] == n and r["target_kind"] == target for r in rows)] or names
+        found = [n for n in names if n == target or any(r["target"] == n and r["target_kind"] == target for r in rows)]
+        if not found:
+            raise ConfigError(f"the audit has no target {target!r}: its targets are "
+                              f"{', '.join(map(repr, names)) or 'none'}; choose one of them (the Target control)",
+                              param="target")
+        names = found
     chosen = names[0] if names else None
     fig = go.Figure()
     fig.add_trace(go.Scatter(x=[0, 1], y=[0, 1], mode="lines", name="chance (AUC 0.5)",

@@ -496,7 +496,7 @@ def released_from_messages(run: dict) -> list[dict]:
         to_server = m.get("receiver") == "server"
         key = (int(m.get("round", 0)), to_server, str(m.get("content", "")))
         g = groups.setdefault(key, {"n": 0, "shapes": set(), "bytes": 0})
-        g["n"] += 1
+        g["n"] += _copies(m)
         g["shapes"].add(shape_text(m.get("shape", [])))
         g["bytes"] += int(m.get("bytes", 0))
     rows = []
@@ -782,17 +782,17 @@ def _messages(run: dict, others: list[dict] | None = None) -> str:
         if mm.get("receiver") == "server":
             d = per.setdefault(mm["sender"], {"entity": mm["sender"], "messages out": 0, "bytes out": 0,
                                               "messages in": 0, "bytes in": 0})
-            d["messages out"] += 1
+            d["messages out"] += _copies(mm)
             d["bytes out"] += int(mm.get("bytes", 0))
         else:
             d = per.setdefault(mm["receiver"], {"entity": mm["receiver"], "messages out": 0, "bytes out": 0,
                                                 "messages in": 0, "bytes in": 0})
-            d["messages in"] += 1
+            d["messages in"] += _copies(mm)
             d["bytes in"] += int(mm.get("bytes", 0))
     total = sum(int(mm.get("bytes", 0)) for mm in msgs)
     rounds = sorted({int(mm.get("round", 0)) for mm in msgs})
     method = (run.get("method") or {}).get("name") or run.get("config", {}).get("method", "the run's method")
-    body = (f"<p>{len(msgs)} messages in round(s) {', '.join(map(str, rounds)) or '—'}, "
+    body = (f"<p>{sum(_copies(mm) for mm in msgs)} messages in round(s) {', '.join(map(str, rounds)) or '—'}, "
             f"{fmt_num(total)} bytes in total. Every message of this run's method ({_esc(method)}) that crossed an "
             "entity's boundary is listed; it sent nothing else.</p>")
     if others:
@@ -802,10 +802,15 @@ def _messages(run: dict, others: list[dict] | None = None) -> str:
                  + _releases_table(others))
     body += "<h3>Per entity</h3>" + html_table(list(per.values()), scroll=True)
     body += "<h3>All messages</h3>" + html_table(
-        [{**mm, "shape": shape_text(mm.get("shape", []))} for mm in msgs],
+        [{**mm, "shape": shape_text(mm.get("shape", [])), "copies": _copies(mm)} for mm in msgs],
         [("round", "round"), ("sender", "sender"), ("receiver", "receiver"), ("content", "content"),
-         ("shape", "shape"), ("bytes", "bytes")], scroll=True)
+         ("shape", "shape"), ("bytes", "bytes"), ("copies", "copies")], scroll=True)
     return _section("messages", body, [RELEASED])
+
+
+def _copies(message: dict) -> int:
+    """How many times a logged message was sent (one per user for a per-user download or upload)."""
+    return int(message.get("copies", 1) or 1)
 
 
 def _comparison_docs(run: dict, comparison: dict[str, dict] | None) -> dict[str, dict]:

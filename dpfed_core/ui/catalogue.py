@@ -10,6 +10,7 @@ import pandas as pd
 
 from dpfed_core.config import Param, RunConfig
 from dpfed_core.data.dataset import FederatedDataset
+from dpfed_core.federation.dp_prototypes import STAGE_NAMES
 from dpfed_core.federation.prototypes import PROTOTYPE_METHODS
 from dpfed_core.methods import METHODS, available_methods
 
@@ -112,9 +113,9 @@ def budget_split_defaults(method: str) -> dict[str, float]:
     return dict(getattr(mod, "DEFAULT_SPLIT", {}) or {})
 
 
-#: Budget-plan keys of the DP prototype methods → the stage names their ledger rows use.
-PLAN_TO_LEDGER = {"counts": "recovery: counts", "support": "recovery: support", "sums": "recovery: sums",
-                  "choice": "trial choice"}
+#: Budget-plan keys of the DP prototype methods → the stage names their ledger rows use (without the
+#: LSH coreset's candidates; :meth:`~dpfed_core.federation.dp_prototypes.DPPrototypes.stage_names`).
+PLAN_TO_LEDGER = STAGE_NAMES
 
 
 def ledger_stage_name(plan_key: str) -> str:
@@ -153,7 +154,7 @@ def budget_plans(method: str, dataset: FederatedDataset, config: RunConfig) -> d
         if not runs_size:
             plan.pop("size", None)
         out[f"k = {k}"] = pd.DataFrame(([{"stage": "catalogue", "epsilon": eps_sel}] if eps_sel > 0 else [])
-                                       + [{"stage": ledger_stage_name(s), "epsilon": e}
+                                       + [{"stage": obj.stage_names(k).get(s, s), "epsilon": e}
                                           for s, e in plan.items() if e > 0])
     return out
 
@@ -164,9 +165,8 @@ EARLY_STOP_NOTE = ("the candidate stage stops at the first level where no cell's
                    "threshold, and the search spends nothing when it has no more candidates than k, so a run "
                    "may spend less on those two stages")
 #: Why the LSH coreset's ledger rows are not this split: its releases are planned jointly (zCDP).
-LSH_PLAN_NOTE = ("with candidates = lsh the coreset's releases are planned jointly in zCDP: the ledger records the "
-                 "coreset sums as a stage of their own and its ε per stage differs from this split, while the run "
-                 "stays within the ε asked")
+LSH_PLAN_NOTE = ("with candidates = lsh the coreset's releases are planned jointly in zCDP: the ledger's ε per "
+                 "stage differs from this split, while the run stays within the ε asked")
 
 
 def _method_object(method: str, config: RunConfig):
@@ -187,7 +187,7 @@ def plan_captions(method: str, config: RunConfig, plans: dict[str, pd.DataFrame]
     for label, plan in plans.items():
         if plan.empty:
             continue
-        clustered = bool({"candidates", "search"} & set(plan["stage"]))
+        clustered = bool({"candidates", "local search", "coreset sums"} & set(plan["stage"]))
         bound = "" if lsh and clustered else ", at most"
         pre = (f"Planned ε per stage and entity if an entity uses {label}{bound}: " if len(plans) > 1
                else f"Planned ε per stage and entity{bound}: ")

@@ -141,7 +141,7 @@ from dpfed_core.ui.inputs import (CONTROL_NAMES, DEFAULT_EPS_GRID, DEFAULT_SWEEP
 from dpfed_core.ui.jobs import format_seconds  # noqa: F401
 from dpfed_core.reporting.paper import paper_differences_text  # noqa: F401
 from dpfed_core.models.blend import MIN_EVIDENCE_USERS  # noqa: F401
-from dpfed_core.ui.tables import (LEARNED_NOTHING, entity_standing_banner, entity_paired_spread, few_test_users_text, key_partners, names_known_to, entity_against_alone, METRIC_LABELS, metric_at, RMSE_NOT_HEADLINED, cannot_rank, declared_outside_items, dp_excluded_items, unshared_items_notes, headline_metrics, is_clinical, similar_evidence, unit_word, entity_metric, entity_set_metrics, entity_users,  # noqa: F401
+from dpfed_core.ui.tables import (LEARNED_NOTHING, broadcast_words, entity_standing_banner, entity_paired_spread, few_test_users_text, key_partners, names_known_to, entity_against_alone, METRIC_LABELS, metric_at, RMSE_NOT_HEADLINED, cannot_rank, declared_outside_items, dp_excluded_items, unshared_items_notes, headline_metrics, is_clinical, similar_evidence, unit_word, entity_metric, entity_set_metrics, entity_users,  # noqa: F401
                                   guarantee_text, has_prototypes, ledger_table, messages_table, metric_columns,
                                   metrics_frame, per_stage_table, progress_text, prototype_summary, run_outcome,
                                   document_json, shareable_document, stored_run_summary, sweep_frame, top_columns,

@@ -121,11 +121,26 @@ def has_prototypes(result: MethodResult) -> bool:
 
 
 def messages_table(doc: dict) -> pd.DataFrame:
+    """The run's message log, one row per logged message; ``copies`` is how many times it was sent (one
+    per user for a per-user download or upload; 1 in a document that does not say)."""
     df = pd.DataFrame(doc.get("messages", []),
-                      columns=["round", "sender", "receiver", "content", "shape", "bytes"])
+                      columns=["round", "sender", "receiver", "content", "shape", "bytes", "copies"])
     if not df.empty:
         df["shape"] = df["shape"].map(shape_text)
+        df["copies"] = df["copies"].fillna(1).astype(int)
     return df
+
+
+def broadcast_words(doc: dict) -> str:
+    """Where the run's item model went, as its message log says: "broadcast to every entity in round r"
+    (the last round the server sent the entities something), or that no entity received it when the
+    log has no message from the server (a central curator keeps the model it fits)."""
+    from dpfed_core.federation.messages import SERVER
+
+    rounds = [int(m.get("round", 0)) for m in doc.get("messages") or [] if m.get("sender") == SERVER]
+    if not rounds:
+        return "kept where it was fitted: no entity received it (the message log has no message to them)"
+    return f"broadcast to every entity in round {max(rounds)}"
 
 
 def ledger_table(doc: dict) -> pd.DataFrame:

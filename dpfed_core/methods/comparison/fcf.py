@@ -410,9 +410,9 @@ def _fit_fcf(dataset, train, config, rng, progress):
         # entity's clients: each downloads Y (M × K) and uploads its own K × M gradient F_u.
         for name, n_h in zip(dataset.entity_names, sizes):
             messages.append(Message(rnd, SERVER, name, f"item factors Y to each of {n_h} clients",
-                                    (n_h, M, K), n_h * M * K * 8))
+                                    (n_h, M, K), n_h * M * K * 8, copies=n_h))
             messages.append(Message(rnd, name, SERVER, f"{n_h} client gradient uploads f(u,i) for every item "
-                                    "(one K×M matrix per user, not aggregated)", (n_h, K, M), n_h * K * M * 8))
+                                    "(one K×M matrix per user, not aggregated)", (n_h, K, M), n_h * K * M * 8, copies=n_h))
         progress("fcf_round", round=rnd, total=total_rounds, epoch=epoch + 1)
 
     model.fit(train, on_round=on_round)

@@ -735,9 +735,13 @@ def _messages(dataset, train):
     return out
 
 
-def _notes(config) -> list[str]:
+def _notes(config, private: bool = True) -> list[str]:
+    """The run's notes; ``private``: the method releases under rating-level DP (a non-private baseline
+    has no ε to qualify: its note says the curator pools every rating without protection)."""
     notes = ["Friedman et al.: centralised, rating-level DP with a trusted curator — its ε protects one "
-             "rating, not one user; a user with n ratings is protected at n·ε only."]
+             "rating, not one user; a user with n ratings is protected at n·ε only." if private else
+             "Friedman et al.'s non-private baseline: a trusted central curator pools every rating and fits on "
+             "them exactly — no privacy."]
     if config.mode == "zero":
         notes.append("Friedman et al. predict ratings; use observation mode 'observed' for a meaningful "
                       "train RMSE (zero mode counts every absent cell as a 0 rating).")
@@ -748,7 +752,9 @@ def _notes(config) -> list[str]:
 
 def _make_fit(algorithm: str, private: bool):
     def fit(dataset, train, config, rng, progress):
+        from dpfed_core.methods.comparison.specs import check_parameters_used
         from dpfed_core.methods.registry import MethodResult
+        check_parameters_used(config)
         progress("friedman_start", method=config.method)
         eps = float(config.epsilon) if private else math.inf
         t0 = time.perf_counter()
@@ -778,5 +784,5 @@ def _make_fit(algorithm: str, private: bool):
         progress("friedman_done", method=config.method)
         return MethodResult(U, V, ledger, _messages(dataset, train),
                             {"friedman_fit": time.perf_counter() - t0}, model,
-                            {"notes": _notes(config), "info": getattr(model, "info_", {})})
+                            {"notes": _notes(config, private), "info": getattr(model, "info_", {})})
     return fit

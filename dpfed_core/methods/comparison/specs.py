@@ -131,6 +131,34 @@ def check_output_perturbation_ridge(config) -> None:
                           param="lam" if own is None else "prototype_params")
 
 
+#: The Friedman methods that read none of the Friedman parameters: exact averages of the ratings.
+AVERAGE_BASELINES = ("global-average", "item-average", "global-effects")
+
+
+def check_parameters_used(config) -> None:
+    """Refuse a Friedman parameter the method does not read when it is set to another value than its
+    default, naming it: the averages read none of them and only ge-mf reads ``solver``, so the run
+    would report a result that silently did not use the value asked for. The default value (what
+    the run does anyway) is accepted."""
+    from dpfed_core.config import check_params
+    from dpfed_core.errors import ConfigError
+
+    given = check_params(FRIEDMAN_PARAMETERS, config.params, config.method)
+    defaults = {p.name: p.default for p in FRIEDMAN_PARAMETERS}
+    for key, value in given.items():
+        unused = config.method in AVERAGE_BASELINES or (key == "solver" and config.method != "ge-mf")
+        if unused and value != defaults[key]:
+            what = ("computes exact averages of the ratings and reads none of its parameters"
+                    if config.method in AVERAGE_BASELINES else "has no solver to choose (only ge-mf has)")
+            raise ConfigError(f"{config.method} {what}: its parameter {key} = {value!r} would be ignored; "
+                              f"drop {key} from prototype_params", param="prototype_params")
+
+
+def _check_pals(config) -> None:
+    check_parameters_used(config)
+    check_output_perturbation_ridge(config)
+
+
 def register() -> None:
     """Register every comparison method (the implementations load when fitted)."""
     from dpfed_core.methods.registry import MethodSpec, register_method
@@ -138,14 +166,14 @@ def register() -> None:
     for name, (label, desc) in _BASELINES.items():
         register_method(MethodSpec(name, _lazy("friedman", "_make_fit", name, False), label, PrivacyModel.NON_PRIVATE,
                                    desc, detail="trusted central curator holds all ratings",
-                                   parameters=FRIEDMAN_PARAMETERS))
+                                   parameters=FRIEDMAN_PARAMETERS, check=check_parameters_used))
     for name, (algo, label, desc) in _PRIVATE.items():
         detail = "not comparable one-for-one with user-level federated ε" + (
             "" if algo in ("ge", "isgd") else "; unbounded variant: guarantee as claimed by the paper")
         register_method(MethodSpec(name, _lazy("friedman", "_make_fit", algo, True), label,
                                    PrivacyModel.CENTRAL_RATING_DP, desc, detail=detail,
                                    parameters=FRIEDMAN_PARAMETERS,
-                                   check=check_output_perturbation_ridge if algo == "pals" else None))
+                                   check=_check_pals if algo == "pals" else check_parameters_used))
     register_method(MethodSpec(
         "implicit-als", _lazy("fcf", "_fit_implicit_als"), "Implicit ALS (Hu et al. 2008, centralised)",
         PrivacyModel.NON_PRIVATE,

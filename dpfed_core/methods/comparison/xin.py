@@ -132,7 +132,9 @@ def fit_em(X: sp.csr_matrix, tau: float, *, mu: np.ndarray | None = None, max_ra
 
     ``extra_rows`` (k, m): frozen, already-centred rows (private users' released vectors) that enter
     every M-step with ``extra_weights`` but are never re-completed. Returns (μ, V, iterations).
-    Stops when the relative change of V Vᵀ's action on the completed rows is below ``tol``.
+    Stops at the first iteration whose completed rows C (the E-step's centred rows) differ from the
+    previous iteration's by less than ``tol`` relative to them, ‖C − C_prev‖_F / ‖C_prev‖_F < ``tol``
+    (so at the earliest at iteration 2), or after ``max_iter`` iterations.
     """
     X = sp.csr_matrix(X)
     mu = item_means(X) if mu is None else mu
@@ -219,7 +221,9 @@ class XinJaakkola:
     random_state : seed or Generator.
 
     Attributes: ``mu_`` (m,), ``V_`` (m, r), ``U_`` (n, r) local factors, ``public_`` (indices),
-    ``messages_`` (list of (round, who, content, n_floats)), ``rounds_``.
+    ``messages_`` (list of (round, who, content, n_floats)), ``rounds_``, ``downloaded_`` (n,): the
+    columns of the (μ, V) each private user downloaded to complete its row before its release
+    (1 + the rank of V then; 0 for a user who released nothing).
     """
 
     public_fraction: float = 0.01
@@ -253,6 +257,7 @@ class XinJaakkola:
             else np.random.default_rng(self.random_state)
         n, m = X.shape
         self.rounds_ = 0
+        self.downloaded_ = np.zeros(n, dtype=np.int64)
         if self.mechanism == "full":
             self.public_ = np.arange(n)
         else:
@@ -278,7 +283,10 @@ class XinJaakkola:
         S = np.asarray(self.values, dtype=float)
         for start in range(0, len(private), self.batch):
             users = private[start:start + self.batch]
-            # Each private user completes its own row locally with the current (μ, V), then releases.
+            # Each private user downloads the current (μ, V), completes its own row locally, then releases.
+            self.downloaded_[users] = 1 + V.shape[1]
+            self.messages_.append((self.rounds_ + 1, "server", f"(μ, V) to each of {len(users)} private users",
+                                   len(users) * (mu.size + V.size)))
             full = complete_rows(X[users], mu, V, self.tau) + mu[None, :]
             for k in range(len(users)):
                 r = full[k]
@@ -338,13 +346,21 @@ def _make_fit(mechanism: str):
                 block = train[pub]
                 messages.append(Message(1, name, SERVER, f"all ratings of {len(pub)} public users",
                                         (len(pub), dataset.n_items),
-                                        int(block.data.nbytes + block.indices.nbytes + block.indptr.nbytes)))
+                                        int(block.data.nbytes + block.indices.nbytes + block.indptr.nbytes),
+                                        copies=len(pub)))
                 ledger.spend(name, "public users", "raw ratings of public users (no privacy)", math.inf)
             if mechanism in ("pmc", "pmd"):
                 n_priv = len(rows) - len(pub)
                 if n_priv:
+                    # each private user downloads the (μ, V) of its batch before its release: one copy per user
+                    cols = model.downloaded_[[r for r in rows if r not in public_set]]
+                    ranks = sorted({int(c) - 1 for c in cols})
+                    said = f"rank {ranks[0]}" if len(ranks) == 1 else f"rank {ranks[0]} to {ranks[-1]} as V grew"
+                    messages.append(Message(2, SERVER, name, f"(μ, V) item model to each of {n_priv} private users "
+                                            f"before its release ({said})", (n_priv, dataset.n_items, int(cols.max())),
+                                            int(cols.sum()) * dataset.n_items * 8, copies=n_priv))
                     messages.append(Message(2, name, SERVER, f"{n_priv} {mechanism.upper()} vectors (not DP)",
-                                            (n_priv, dataset.n_items), n_priv * dataset.n_items * 8))
+                                            (n_priv, dataset.n_items), n_priv * dataset.n_items * 8, copies=n_priv))
                     ledger.spend(name, "private users", f"{mechanism.upper()} release (not DP)", math.inf)
             messages.append(Message(3, SERVER, name, "(μ, V) item model", (dataset.n_items, V.shape[1]),
                                     int(V.nbytes)))
