@@ -4,6 +4,7 @@ every other row of the data cannot test whether a person is in it by hashing the
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
 import subprocess
 import sys
@@ -132,6 +133,25 @@ def test_an_older_store_is_renamed_once_and_keeps_balances_caps_aliases_reservat
     assert max(b.spent_epsilon for b in odo.balance(name)) > max(before.values())
     with pytest.raises(BudgetRefused):
         odo.reserve(clinic, [plan(clinic, 2.0)])
+
+
+def test_an_older_store_that_cannot_be_written_is_read_by_its_older_names(tmp_path, monkeypatch, clinic):
+    folder = tmp_path / "shared"
+    folder.mkdir()
+    path = folder / "old.sqlite3"
+    odo = BudgetOdometer(path)
+    odo.set_cap(clinic, 3.0, 1e-5)
+    odo.reserve(clinic, [plan(clinic, 1.0)]).close()
+    _content_named(path, odo.account_key(clinic), dataset_key(clinic))
+    rows = _rows(path)
+    real = os.access
+    monkeypatch.setattr(os, "access", lambda p, mode, *a, **k: False if Path(p) == folder and mode & os.W_OK
+                        else real(p, mode, *a, **k))
+    odo = BudgetOdometer(path)
+    assert odo.store.readonly and odo.knows(clinic)
+    assert odo.cap(odo.key_of(clinic)) == (3.0, 1e-5)
+    assert max(b.spent_epsilon for b in odo.balance(clinic)) == pytest.approx(1.0)
+    assert _rows(path) == rows                                     # read as it is: renamed when next writable
 
 
 def test_an_older_store_whose_key_is_another_is_refused_and_left_as_it_was(tmp_path, clinic):
