@@ -22,7 +22,11 @@ Why SQLite and how it is used safely by several processes (CLI runs, Streamlit s
   raises :class:`StoreError` naming the file and what to do — it is **never** silently recreated
   (that would reset every budget to zero); so is a file emptied to 0 bytes while its fingerprint key
   is beside it (SQLite would read it as a new database), or deleted while its key stays;
-* the file is created with mode 0600 in a 0700 directory (results derive from private data).
+* the file is created with mode 0600 in a 0700 directory (results derive from private data);
+* no dataset is named by its unkeyed content hash, which would tell whoever holds the file and the other
+  rows whether a person is in the data: an account's name is its content key under the secret kept beside
+  the store (``dk-``); a store of the older naming (``ds-``) is renamed in one transaction when it is
+  first opened for writing (:meth:`Store._name_accounts_by_key`).
 """
 from __future__ import annotations
 
@@ -284,8 +288,8 @@ def resolve_store_path(path: str | os.PathLike | None = None) -> Path:
 
 def own_key_left(path: str | os.PathLike) -> Path | None:
     """The fingerprint key of a store that does not exist, when that key is still beside it: the key is
-    written after the file, when the first dataset is registered, so the store held a budget and was
-    deleted or moved. None otherwise; a key named by the environment may serve other stores and says
+    written after the file, when the store first names a dataset (its account's name is keyed with it), so the
+    store held a budget, or was about to, and was deleted or moved. None otherwise; a key named by the environment may serve other stores and says
     nothing of this one."""
     from dpfed_core.privacy.fingerprint import SECRET_ENV, secret_path
 
@@ -331,9 +335,10 @@ class Store:
     timeout : seconds to wait for another session's write lock.
 
     A store that cannot be written (a read-only file or directory, a full disk) still opens for
-    reading when its schema is current: ``budget show`` and the balances work, every write raises
-    :class:`StoreError` (``readonly`` says which mode is in use). A store that cannot be created
-    leaves no file behind.
+    reading when its schema is current, or the one before the accounts' keyed names (``unkeyed_names``: its
+    accounts are found by their older names until it is opened for writing): ``budget show`` and the balances
+    work, every write raises :class:`StoreError` (``readonly`` says which mode is in use). A store that cannot
+    be created leaves no file behind.
     """
 
     def __init__(self, path: str | os.PathLike | None = None, timeout: float = DEFAULT_TIMEOUT,
@@ -532,8 +537,8 @@ class Store:
             raise
 
     def _refuse_wiped(self) -> None:
-        """Refuse a store file of 0 bytes whose fingerprint key exists. The key is written when the first
-        dataset is registered, so the file held a budget and its history was wiped (truncated, or
+        """Refuse a store file of 0 bytes whose fingerprint key exists. The key is written when the store
+        first names a dataset (its account's name is keyed with it), so the file held a budget and its history was wiped (truncated, or
         overwritten by a failed copy); SQLite reads an empty file as a new database, which would give
         every entity a fresh budget. A genuinely new store has neither file nor key."""
         from dpfed_core.privacy.fingerprint import SECRET_ENV, secret_path
