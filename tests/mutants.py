@@ -1012,6 +1012,7 @@ KEYED_READ_ONLY = f"{KEYED_T}::test_an_older_store_that_cannot_be_written_is_rea
 KEYED_FOREIGN = f"{KEYED_T}::test_an_older_store_whose_key_is_another_is_refused_and_left_as_it_was"
 KEYED_NO_KEY = f"{KEYED_T}::test_an_older_store_without_a_key_gets_one_and_its_accounts_keyed_names"
 KEYED_REPORT = f"{KEYED_T}::test_a_report_compares_an_older_documents_name_by_the_datas_shape"
+KEYED_RESUME = f"{KEYED_T}::test_a_sweep_resumed_with_another_store_is_refused_before_it_is_charged"
 
 MUTANTS = (
     # the dashboard's pages (scripts: edited at module level) and the method catalogue they show. What a
@@ -7406,6 +7407,11 @@ MUTANTS = (
            (KEYED_REPORT,)),
     Mutant("keyed-sweep-document-keeps-no-data-name", SERVICE, "execute_sweep", "doc = compute(key)",
            "doc = compute()", (KEYED_NOWHERE,)),
+    Mutant("keyed-resume-check-creates-the-store", SERVICE, "sweep_data_key",
+           "not isinstance(store, Store) and not resolve_store_path(store).exists()", "False", (KEYED_RESUME,)),
+    Mutant("keyed-resume-by-name-and-size-only", EXPERIMENTS, "_resumable_runs",
+           'isinstance(old_key, str) and old_key.startswith("dk-") and new_key is not None', "False",
+           (KEYED_RESUME,)),
 )
 
 

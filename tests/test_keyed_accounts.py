@@ -193,6 +193,24 @@ def test_two_stores_name_the_same_data_apart_and_one_store_alike_in_another_proc
     assert out.returncode == 0 and out.stdout.strip() == name_a, out.stderr
 
 
+def test_a_sweep_resumed_with_another_store_is_refused_before_it_is_charged(tmp_path, capsys):
+    data = ["sweep", "--data", "sample:clinic", "--method", "dp-popularity", "--epsilons", "0.5,1", "--seeds", "0",
+            "--references", "individual"]
+    first = tmp_path / "first.sqlite3"
+    assert main([*data, "--store", str(first), "--out", str(tmp_path / "sweep.json")]) == 0
+    doc = json.loads((tmp_path / "sweep.json").read_text(encoding="utf-8"))
+    (tmp_path / "partial.json").write_text(json.dumps({**doc, "runs": doc["runs"][:1], "complete": False}))
+    capsys.readouterr()
+    for other in (tmp_path / "other.sqlite3", tmp_path / "new.sqlite3"):
+        if other.name == "other.sqlite3":
+            Store(other)
+        assert main([*data, "--store", str(other), "--resume", str(tmp_path / "partial.json"), "--dry-run"]) == 2
+        err = capsys.readouterr().err
+        assert "another budget store" in err and "--store" in err and "Traceback" not in err, err
+    assert not (tmp_path / "new.sqlite3").exists()                 # a dry run creates no store
+    assert main([*data, "--store", str(first), "--resume", str(tmp_path / "partial.json"), "--dry-run"]) == 0
+
+
 def test_a_report_compares_an_older_documents_name_by_the_datas_shape(clinic):
     from dpfed_core.reporting import report as rep
 

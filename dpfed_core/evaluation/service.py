@@ -294,13 +294,17 @@ def sweep_data_key(dataset: FederatedDataset, config: RunConfig, epsilons: Itera
     """The data's name that a sweep's document keeps (``data_key``): its account's name in the store the
     sweep is charged to (:meth:`~dpfed_core.privacy.odometer.BudgetOdometer.account_key`). None when the
     sweep opens no store (:func:`~dpfed_core.evaluation.budget.skip_store`): no secret names the data then,
-    and a document never carries the data's unkeyed content key."""
+    and a document never carries the data's unkeyed content key. ``""`` when the store does not exist yet: no
+    document was charged to it, so none names the data as it will (it is not created to say so)."""
     from dpfed_core.evaluation.budget import plan_sweep, skip_store
     from dpfed_core.evaluation.experiments import DEFAULT_REFERENCES
+    from dpfed_core.privacy.store import resolve_store_path
 
     references = list(DEFAULT_REFERENCES if references is None else references)
     if skip_store(store, plan_sweep(dataset, config, list(epsilons), list(seeds), references)):
         return None
+    if not isinstance(store, Store) and not resolve_store_path(store).exists():
+        return ""
     return _open_account(dataset, store)[2]
 
 
