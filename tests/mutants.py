@@ -1022,6 +1022,15 @@ OWN_MODEL_DUPLICATION = f"{FACTORT}::test_weights_equal_row_duplication"
 OWN_MODEL_UPDATE_RIDGE = f"{FACTORT}::test_a_factor_update_minimises_the_ridge_objective_in_that_factor"
 OWN_MODEL_ROUND2_FIT = ("fit_site_model(X_h, rank=self.rank, lam=self.lam, mode=self.mode, max_iter=self.max_iter, "
                         "rng=None, features=features, V_fed=V_h, known_only=not shared.public)")
+KEYED_T = "tests/test_keyed_accounts.py"
+KEYED_NOWHERE = f"{KEYED_T}::test_the_content_key_is_written_nowhere_a_run_a_sweep_and_an_audit_leave_a_trace"
+KEYED_APART = f"{KEYED_T}::test_two_stores_name_the_same_data_apart_and_one_store_alike_in_another_process"
+KEYED_RENAMED = f"{KEYED_T}::test_an_older_store_is_renamed_once_and_keeps_balances_caps_aliases_reservations_and_history"
+KEYED_READ_ONLY = f"{KEYED_T}::test_an_older_store_that_cannot_be_written_is_read_by_its_older_names"
+KEYED_FOREIGN = f"{KEYED_T}::test_an_older_store_whose_key_is_another_is_refused_and_left_as_it_was"
+KEYED_NO_KEY = f"{KEYED_T}::test_an_older_store_without_a_key_gets_one_and_its_accounts_keyed_names"
+KEYED_REPORT = f"{KEYED_T}::test_a_report_compares_an_older_documents_name_by_the_datas_shape"
+KEYED_RESUME = f"{KEYED_T}::test_a_sweep_resumed_with_another_store_is_refused_before_it_is_charged"
 
 REPLY_TESTS = "tests/test_deployment_replies.py"
 REPLY_BAD = f"{REPLY_TESTS}::test_a_prototype_sites_bad_reply_ends_the_run_naming_the_site_and_the_message"
@@ -1877,7 +1886,7 @@ MUTANTS = (
            "ident.alias_of is not None", "False",
            ("tests/test_odometer.py::test_a_refused_probe_of_a_few_stored_people_names_no_stored_entity_and_leaves_no_row",)),
     Mutant("refused-probe-registered-in-the-store", "dpfed_core/evaluation/service.py", "_open_account",
-           "dataset_key(dataset)", "odometer.register(dataset, dataset_key(dataset))",
+           "odometer.account_key(dataset)", "odometer.register(dataset)",
            ("tests/test_odometer.py::test_a_refused_probe_of_a_few_stored_people_names_no_stored_entity_and_leaves_no_row",)),
     Mutant("no-test-user-advice-names-a-fraction-that-cannot-help", "dpfed_core/evaluation/service.py",
            "no_test_users_warning", "most > config.n_hidden", "True",
@@ -2286,7 +2295,8 @@ MUTANTS = (
     Mutant("round2-default-rule-ignored", SUMM, "blended_round2",
            "str(getattr(method, 'round2_default', 'shrunk'))", "'shrunk'",
            (f"{SITEMS}::test_a_sites_model_on_a_dp_catalogue_masks_the_federation_to_the_names_it_holds",)),
-    Mutant("report-same-data-by-sizes-only", REPORT_PY, "same_data", "all(keys)", "False",
+    Mutant("report-same-data-by-sizes-only", REPORT_PY, "same_data",
+           "all(isinstance(k, str) and k for k in keys) and keys[0][:3] == keys[1][:3]", "False",
            (f"{REPORTT}::test_a_sweep_of_other_data_of_the_same_sizes_is_told_apart_by_the_store_key",)),
     Mutant("report-tradeoff-always-on-mar", REPORT_PY, "build_report",
            "_tradeoff(sweep_doc, metric, include_plotlyjs, public)", "'mar'",
@@ -6707,7 +6717,7 @@ MUTANTS = (
            (f"{FPT}::test_runs_left_of_an_account_counts_its_own_charges_of_a_padded_tables_run_not_the_other_"
             "accounts",)),
     Mutant("account-refused-audit-registers-its-data", "dpfed_core/cli/budget_cmd.py", "open_store",
-           "dataset_key(dataset)", "odometer.register(dataset, dataset_key(dataset))",
+           "odometer.account_key(dataset)", "odometer.register(dataset)",
            (f"{ODOT}::test_a_refused_audit_of_a_view_the_store_does_not_know_leaves_no_row",)),
     Mutant("tradeoff-page-sweep-rules-checked-after-run", TRADE_PAGE, MODULE,
            "check_run(ds, config, [r for r in refs if r != method], 'references')", "None",
@@ -7531,6 +7541,32 @@ MUTANTS = (
            "False", (READ_BROADCAST,)),
     Mutant("read-fri-baseline-said-to-protect-one-rating", FRIEDMAN, "_make_fit.fit", "_notes(config, private)",
            "_notes(config)", (READ_FRI_BASELINE_NOTE,)),
+    # the account's name: the content key under the store's secret, renamed once in an older store
+    Mutant("keyed-account-named-by-its-content-key", ODO, "BudgetOdometer.account_key",
+           "keyed_key(secret, dataset_key(dataset))", "dataset_key(dataset)", (KEYED_NOWHERE, KEYED_APART)),
+    Mutant("keyed-cap-set-on-the-content-keys-account", ODO, "BudgetOdometer.set_cap",
+           "keyed_key(secret, dataset_key(dataset))", "dataset_key(dataset)", (KEYED_RENAMED,)),
+    Mutant("keyed-rename-only-the-key-columns", STORE, "Store._name_accounts_by_key", 'str(c["type"]).upper() == "TEXT"',
+           'c["name"] in ("key", "dataset_key", "alias_of")', (KEYED_RENAMED,)),
+    Mutant("keyed-rename-with-a-foreign-key", STORE, "Store._name_accounts_by_key",
+           "secret is not None and row is not None and secret_id(secret) != row[0]", "False", (KEYED_FOREIGN,)),
+    Mutant("keyed-rename-with-a-new-key-over-the-stores-own", STORE, "Store._name_accounts_by_key",
+           "secret = read_secret(path)", "secret = None", (KEYED_RENAMED,)),
+    Mutant("keyed-rename-checks-references-row-by-row", STORE, "Store._name_accounts_by_key",
+           'con.execute("PRAGMA defer_foreign_keys = ON")', "None", (KEYED_RENAMED,)),
+    Mutant("keyed-rename-leaves-no-key-for-a-store-without-one", STORE, "Store._name_accounts_by_key",
+           "secret = create_secret(path)", "secret = bytes(32)", (KEYED_NO_KEY,)),
+    Mutant("keyed-older-read-only-store-finds-no-account", ODO, "BudgetOdometer._key_of",
+           "self.store.unkeyed_names and self._known(dataset_key(dataset))", "False", (KEYED_READ_ONLY,)),
+    Mutant("keyed-report-compares-names-of-two-namings", REPORT_PY, "same_data", "keys[0][:3] == keys[1][:3]", "True",
+           (KEYED_REPORT,)),
+    Mutant("keyed-sweep-document-keeps-no-data-name", SERVICE, "execute_sweep", "doc = compute(key)",
+           "doc = compute()", (KEYED_NOWHERE,)),
+    Mutant("keyed-resume-check-creates-the-store", SERVICE, "sweep_data_key",
+           "not isinstance(store, Store) and not resolve_store_path(store).exists()", "False", (KEYED_RESUME,)),
+    Mutant("keyed-resume-by-name-and-size-only", EXPERIMENTS, "_resumable_runs",
+           'isinstance(old_key, str) and old_key.startswith("dk-") and new_key is not None', "False",
+           (KEYED_RESUME,)),
 )
 
 

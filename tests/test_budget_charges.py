@@ -14,7 +14,7 @@ from dpfed_core.config import RunConfig
 from dpfed_core.data.dataset import FederatedDataset
 from dpfed_core.evaluation.budget import plan_audit, plan_run, planned_rho
 from dpfed_core.privacy.accounting import ReleaseCharge, compose_releases
-from dpfed_core.privacy.odometer import BudgetOdometer, BudgetRefused, PlannedRelease, dataset_key
+from dpfed_core.privacy.odometer import BudgetOdometer, BudgetRefused, PlannedRelease
 
 
 def make_dataset(name: str = "toy") -> FederatedDataset:
@@ -70,7 +70,7 @@ def test_a_cap_equal_to_what_is_spent_is_accepted_and_one_below_names_the_most_s
     assert "up to ε = 0.8 by 'A'" in str(exc.value) and "at least 0.8" in str(exc.value)
     assert exc.value.param == "epsilon"
     odo.set_cap(ds, 0.8, 1e-5)
-    assert odo.cap(dataset_key(ds)) == (0.8, 1e-5)
+    assert odo.cap(odo.account_key(ds)) == (0.8, 1e-5)
 
 
 def test_removing_a_cap_is_a_raise_refused_without_confirmation_naming_that_flag_and_logged(odo):
@@ -79,9 +79,9 @@ def test_removing_a_cap_is_a_raise_refused_without_confirmation_naming_that_flag
     with pytest.raises(BudgetRefused) as exc:
         odo.set_cap(ds, math.inf)
     assert exc.value.param == "confirm_raise" and "--confirm-raise" in exc.value.render(CLI_NAMES)
-    assert odo.cap(dataset_key(ds)) == (1.0, 1e-5)
+    assert odo.cap(odo.account_key(ds)) == (1.0, 1e-5)
     odo.set_cap(ds, math.inf, confirm_raise=True)
-    assert odo.cap(dataset_key(ds)) == (math.inf, math.inf)
+    assert odo.cap(odo.account_key(ds)) == (math.inf, math.inf)
     assert [c["raised"] for c in odo.cap_changes(ds)] == [1, 0]
 
 
@@ -213,8 +213,8 @@ def test_a_cap_set_through_a_relabelled_reexport_is_the_peoples_and_binds_every_
     odo.reserve(ds, [PlannedRelease("run", "dp-gaussian", 1.5, 1e-6,
                                     {e: (1.5, 1e-6) for e in ds.entity_names})]).close()
     other = reexport(ds, relabel="site-", pseudonyms=True, reorder=True, name="re-export.csv")
-    assert odo.set_cap(other, 2.0, 1e-5) == dataset_key(ds)
-    assert odo.cap(dataset_key(ds)) == (2.0, 1e-5) and odo.cap(odo.key_of(other)) == (2.0, 1e-5)
+    assert odo.set_cap(other, 2.0, 1e-5) == odo.account_key(ds)
+    assert odo.cap(odo.account_key(ds)) == (2.0, 1e-5) and odo.cap(odo.key_of(other)) == (2.0, 1e-5)
     assert max(spent(odo, other).values()) == pytest.approx(1.5)
     with pytest.raises(BudgetRefused):
         odo.reserve(other, [PlannedRelease("run", "dp-gaussian", 1.0, 1e-6,

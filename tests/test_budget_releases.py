@@ -20,7 +20,7 @@ from dpfed_core.data.loaders import load_data
 from dpfed_core.errors import ConfigError
 from dpfed_core.evaluation import experiments
 from dpfed_core.evaluation.service import execute_run, execute_sweep
-from dpfed_core.privacy.odometer import BudgetOdometer, BudgetRefused, PlannedRelease, dataset_key
+from dpfed_core.privacy.odometer import BudgetOdometer, BudgetRefused, PlannedRelease
 from dpfed_core.privacy.store import Store, StoreError, actor
 
 REPO = Path(__file__).resolve().parents[1]
@@ -439,10 +439,10 @@ def test_cli_resume_of_a_complete_sweep_is_refused_and_not_charged(tmp_path, cap
             "--seeds", "0", "--references", "individual", "--store", store]
     rc, _, err = cli(capsys, *args, "--out", str(doc))
     assert rc == 0, err
-    n = len(BudgetOdometer(store).releases(dataset_key(load_data("sample:clinic"))))
+    n = len(BudgetOdometer(store).releases(BudgetOdometer(store).account_key(load_data("sample:clinic"))))
     rc, _, err = cli(capsys, *args, "--resume", str(doc))
     assert rc == 2 and "already holds every point" in err and "Traceback" not in err
-    assert len(BudgetOdometer(store).releases(dataset_key(load_data("sample:clinic")))) == n
+    assert len(BudgetOdometer(store).releases(BudgetOdometer(store).account_key(load_data("sample:clinic")))) == n
 
 
 def test_a_document_of_another_sweep_is_refused_before_anything_is_charged(tmp_path, clinic):
@@ -555,7 +555,7 @@ def test_deploy_local_without_flower_is_refused_before_any_charge(tmp_path, caps
                      "--aggregation", "secure", "--epsilon", "1", "--store", store)
     assert rc != 0 and "Flower" in err and "nothing was charged" in err
     if Path(store).exists():
-        assert BudgetOdometer(store).releases(dataset_key(load_data("sample:clinic"))) == []
+        assert BudgetOdometer(store).releases(BudgetOdometer(store).account_key(load_data("sample:clinic"))) == []
 
 
 # ------------------------------------------------------------------------------ caps and who
@@ -567,7 +567,7 @@ def test_cli_set_cap_below_the_spend_is_refused_and_changes_nothing(tmp_path, ca
     BudgetOdometer(store).reserve(clinic, [plan]).close()
     rc, _, err = cli(capsys, "budget", "set-cap", *data, "--epsilon", "1")
     assert rc == 2 and "below what is already spent" in err and "Traceback" not in err
-    assert BudgetOdometer(store).cap(dataset_key(clinic)) == (2.0, 1e-5)
+    assert BudgetOdometer(store).cap(BudgetOdometer(store).account_key(clinic)) == (2.0, 1e-5)
     assert cli(capsys, "budget", "set-cap", *data, "--epsilon", "1.6")[0] == 0
 
 
@@ -800,14 +800,16 @@ def test_a_sweep_checkpoints_every_point_but_the_last_and_lists_its_references_w
     assert seen == [(1, False), (2, False)]
 
 
-def test_a_resumed_sweep_keeps_each_point_once_in_the_grids_order_and_refuses_other_data():
+def test_a_resumed_sweep_keeps_each_point_once_in_the_grids_order_and_refuses_other_data(tmp_path):
     ds = _tiny()
     cfg = RunConfig(method="dp-popularity", epsilon=1.0, rank=2, simulation=True)
-    full = json.loads(json.dumps(experiments.json_safe(experiments.sweep(ds, cfg, [0.5, 2.0], [0, 1], ["individual"]))))
+    name = BudgetOdometer(tmp_path / "s.sqlite3").account_key  # the data's name in the sweep's store
+    full = json.loads(json.dumps(experiments.json_safe(experiments.sweep(ds, cfg, [0.5, 2.0], [0, 1], ["individual"],
+                                                                         data_key=name(ds)))))
     key = [(r["method"], r["epsilon"], r["seed"]) for r in full["runs"]]
     last = full["runs"][-1]
     partial = {**full, "runs": [last, last, *full["runs"][:2]], "complete": False}
-    out = experiments.sweep(ds, cfg, [0.5, 2.0], [0, 1], ["individual"], resume=partial)
+    out = experiments.sweep(ds, cfg, [0.5, 2.0], [0, 1], ["individual"], resume=partial, data_key=name(ds))
     assert [(r["method"], r["epsilon"], r["seed"]) for r in out["runs"]] == [
         (m, float(e) if e != "inf" else math.inf, s) for m, e, s in key]
     # other values under the same name and the same counts: refused by the data's content key
@@ -822,12 +824,14 @@ def test_a_resumed_sweep_keeps_each_point_once_in_the_grids_order_and_refuses_ot
                                              value_kind="binary", value_max=1.0, item_source="declared", name="tiny")
     assert experiments.dataset_summary(same_shape) == experiments.dataset_summary(ds)
     with pytest.raises(ConfigError, match="written for other data: 'tiny' there, 'tiny' here, and their contents"):
-        experiments.sweep(same_shape, cfg, [0.5, 2.0], [0, 1], ["individual"], resume=partial)
+        experiments.sweep(same_shape, cfg, [0.5, 2.0], [0, 1], ["individual"], resume=partial,
+                          data_key=name(same_shape))
     # the same data under another name (a copy of the file) resumes
     renamed = FederatedDataset.from_parts(ds.X, np.repeat(["a", "b", "c"], 15), value_kind="binary", value_max=1.0,
                                           item_source="declared", name="tiny copy")
-    assert len(experiments.sweep(renamed, cfg, [0.5, 2.0], [0, 1], ["individual"], resume=partial)["runs"]) == 6
-    # a document written before sweeps kept the content key: compared by name and counts
+    assert len(experiments.sweep(renamed, cfg, [0.5, 2.0], [0, 1], ["individual"], resume=partial,
+                                 data_key=name(renamed))["runs"]) == 6
+    # a document written before sweeps kept the data's name: compared by name and counts
     old = {k: v for k, v in partial.items() if k != "data_key"}
     other = {**old, "dataset": {**old["dataset"], "n_interactions": old["dataset"]["n_interactions"] + 1}}
     with pytest.raises(ConfigError, match="written for other data"):

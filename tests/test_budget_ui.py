@@ -28,7 +28,7 @@ def test_charged_run_and_sweep_refuse_before_computing(tmp_path, clinic):
     assert bud.budget_line(store, clinic).startswith("Budget: nothing released yet (no cap set)")
     cfg = RunConfig(method="dp-gaussian", epsilon=1.0, k=3, max_iter=20)
     doc, result, hid = bud.charged_run(store, clinic, cfg)
-    assert doc["odometer"]["dataset_key"].startswith("ds-") and result.V.shape[0] == clinic.n_items
+    assert doc["odometer"]["dataset_key"].startswith("dk-") and result.V.shape[0] == clinic.n_items
     assert RunHistory(store).open(hid)["document"]["config"]["method"] == "dp-gaussian"
     spent = doc["privacy"]["epsilon"]          # what the ledger recorded (≤ the requested 1)
     assert 0 < spent <= 1.0
@@ -146,13 +146,13 @@ def test_the_budget_line_before_any_release_states_the_cap_and_counts_one_releas
 _SECTION_BY_KEY = """
 from dpfed_core.data.loaders import load_data
 from dpfed_core.data.synthetic import reexport
-from dpfed_core.privacy.odometer import dataset_key
+from dpfed_core.privacy.odometer import BudgetOdometer
 from dpfed_core.privacy.store import Store
 from dpfed_core.ui.budget import render_budget
 ds = load_data("sample:clinic")
 if REEXPORT:
     ds = reexport(ds, pseudonyms=True, reorder=True, name="re-export.csv")
-render_budget(Store(STORE), ds, dataset_key(ds))
+render_budget(Store(STORE), ds, BudgetOdometer(Store(STORE)).account_key(ds))
 """
 
 
@@ -161,7 +161,7 @@ def test_the_budget_section_reads_data_the_store_does_not_know_by_key_and_sets_i
     account's cap and balances before its first charge (matched in memory, nothing written), and a data
     owner sets a first cap on an upload no release has registered yet."""
     from dpfed_core.data.synthetic import reexport
-    from dpfed_core.privacy.odometer import PlannedRelease, dataset_key
+    from dpfed_core.privacy.odometer import PlannedRelease
 
     path = tmp_path / "owner.sqlite3"
     odo = BudgetOdometer(path)
@@ -169,7 +169,7 @@ def test_the_budget_section_reads_data_the_store_does_not_know_by_key_and_sets_i
     odo.reserve(clinic, [PlannedRelease("run", "dp-gaussian", 1.0, 1e-6,
                                         {e: (1.0, 1e-6) for e in clinic.entity_names})]).close()
     again = reexport(clinic, pseudonyms=True, reorder=True, name="re-export.csv")
-    line = bud.budget_line(Store(path), again, dataset_key(again))
+    line = bud.budget_line(Store(path), again, odo.account_key(again))
     assert "of 2 spent" in line and "1 left" in line, line
     n_datasets = len(BudgetOdometer(path).datasets())
     at = AppTest.from_string(_SECTION_BY_KEY.replace("STORE", repr(str(path))).replace("REEXPORT", "True"),
@@ -186,7 +186,7 @@ def test_the_budget_section_reads_data_the_store_does_not_know_by_key_and_sets_i
     at.button[0].click().run()
     next(b for b in at.button if b.label == "Confirm").click().run()
     assert not at.exception and not at.error
-    assert BudgetOdometer(fresh).cap(dataset_key(clinic))[0] == 3.0
+    assert BudgetOdometer(fresh).cap(BudgetOdometer(fresh).account_key(clinic))[0] == 3.0
 
 
 def test_the_budget_line_rounds_what_is_left_down_and_the_spend_up(tmp_path, clinic):

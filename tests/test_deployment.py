@@ -775,7 +775,7 @@ def test_the_run_service_charges_and_records_a_run_done_by_a_runner(tmp_path):
     """deploy-local's coordinator hands its deployment to execute_run as the run step: the service
     validates, charges the store before the runner runs, and records the document."""
     from dpfed_core.evaluation.service import execute_run
-    from dpfed_core.privacy.odometer import BudgetOdometer, dataset_key
+    from dpfed_core.privacy.odometer import BudgetOdometer
     from dpfed_core.privacy.store import Store
 
     ds = three_clinics()
@@ -784,7 +784,7 @@ def test_the_run_service_charges_and_records_a_run_done_by_a_runner(tmp_path):
     seen = []
 
     def runner(dataset, config, split):
-        key = BudgetOdometer(store).register(dataset, dataset_key(dataset))
+        key = BudgetOdometer(store).register(dataset)
         seen.append((split, max(b.spent_epsilon for b in BudgetOdometer(store).balance(key))))
         return run_method(dataset, config, split)
 

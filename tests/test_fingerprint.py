@@ -79,7 +79,7 @@ def assert_charged_to_the_capped_account(tmp_path, ds: FederatedDataset, other: 
     odo = BudgetOdometer(tmp_path / "capped.sqlite3")
     odo.set_cap(ds, 1.0, 1e-5)
     odo.reserve(ds, [run_plan(ds, 0.8)]).close()
-    assert odo.identity(other).account == dataset_key(ds)
+    assert odo.identity(other).account == odo.account_key(ds)
     with pytest.raises(BudgetRefused):
         odo.reserve(other, [run_plan(other, 0.5)])
 
@@ -262,7 +262,7 @@ def test_every_reading_of_one_file_is_one_account(tmp_path):
     for opts in readings[1:]:
         ds = load_data(str(f), **base, **opts)
         keys.add(dataset_key(ds))
-        assert odo.identity(ds).account == dataset_key(first), opts
+        assert odo.identity(ds).account == odo.account_key(first), opts
         with pytest.raises(BudgetRefused):
             odo.reserve(ds, [run_plan(ds, 0.5)])
     assert len(keys) >= 4  # the readings really differ (values, duplicates rule, value column)
@@ -408,6 +408,7 @@ def test_a_missing_or_foreign_key_is_refused_never_replaced(tmp_path):
     odo = BudgetOdometer(tmp_path / "x.sqlite3")
     odo.set_cap(a, 1.0)
     odo.reserve(a, [run_plan(a, 0.9)]).close()
+    account = odo.account_key(a)
     key_file = odo.secret_path
     saved = key_file.read_bytes()
     key_file.unlink()
@@ -426,7 +427,7 @@ def test_a_missing_or_foreign_key_is_refused_never_replaced(tmp_path):
         BudgetOdometer(odo.path).reserve(re, [run_plan(re, 0.5)])
     # the known dataset still reads without any key (balances never need it)
     key_file.unlink()
-    assert BudgetOdometer(odo.path).balance(dataset_key(a))[0].spent_epsilon == pytest.approx(0.9)
+    assert BudgetOdometer(odo.path).balance(account)[0].spent_epsilon == pytest.approx(0.9)
 
 
 def test_cli_names_the_missing_key_in_one_line(tmp_path, capsys):
@@ -455,7 +456,7 @@ def test_an_older_stores_unkeyed_fingerprints_still_match_and_are_rekeyed_when_t
 
     ds = load_data("sample:clinic")
     odo = BudgetOdometer(tmp_path / "old.sqlite3")
-    key = dataset_key(ds)
+    key = odo.account_key(ds)
     fp = legacy_fingerprint(ds)
     with odo.store.write() as con:  # what an older dpfed wrote: no key, a version-1 fingerprint
         con.execute("INSERT INTO datasets (key, name, entities, first_seen, last_seen) VALUES (?, 'clinic', ?, "
@@ -484,7 +485,7 @@ def test_a_stores_keyed_item_set_fingerprints_still_match_and_gain_every_band_wh
 
     ds = population(0)
     odo = BudgetOdometer(tmp_path / "v2.sqlite3")
-    key = dataset_key(ds)
+    key = odo.account_key(ds)
     secret = odo._secret(create=True)
     fp = people_fingerprint(ds, secret).item_sets_only()
     assert fp.version == fpm.ITEM_SETS_FP_VERSION and fp.keys.shape[1] == fpm.FP_BANDS
@@ -690,7 +691,7 @@ def test_one_file_read_with_another_item_column_is_one_account(tmp_path, capsys)
     common, by_code = _capped_reading(f, store, {"item_col": "code", "value_col": "rating"})
     by_name = load_data(str(f), user_col="user", item_col="name", entity_col="site", value_col="rating")
     assert dataset_key(by_name) != dataset_key(by_code)
-    assert BudgetOdometer(store).identity(by_name).account == dataset_key(by_code)
+    assert BudgetOdometer(store).identity(by_name).account == BudgetOdometer(store).account_key(by_code)
     _refused_as_the_same_people(common, {"item_col": "name", "value_col": "rating"}, capsys)
 
 
@@ -710,7 +711,7 @@ def test_people_padded_with_others_are_checked_against_their_own_cap_and_charged
     odo.reserve(capped, [run_plan(capped, 1.0)]).close()
     odo.reserve(padding, [run_plan(padding, 1.0)]).close()
     both = _padded(capped, padding)
-    assert odo.identity(both).alias_of == dataset_key(padding)
+    assert odo.identity(both).alias_of == odo.account_key(padding)
     pre = odo.preview(both, [run_plan(both, 1.0)])
     assert not pre["fits"] and "'pop 0'" in pre["identity"] and "too" in pre["identity"]
     with pytest.raises(BudgetRefused, match="'pop 0'"):

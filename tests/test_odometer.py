@@ -408,7 +408,7 @@ def test_failed_release_stays_charged_and_history_delete_does_not_refund(odo, tm
     assert {b.entity: b.spent_epsilon for b in odo.balance(ds)}["A"] == 1.0
     hist = RunHistory(odo.store)
     hid = hist.add("run", {"config": {"method": "dp-gaussian", "epsilon": 1.0}, "dataset": {"name": "toy"}},
-                   dataset_key=dataset_key(ds))
+                   dataset_key=odo.account_key(ds))
     hist.delete(hid)
     assert {b.entity: b.spent_epsilon for b in odo.balance(ds)}["A"] == 1.0
 
@@ -900,7 +900,8 @@ def test_schema_v1_store_is_migrated_and_keeps_its_spend(tmp_path):
     con.commit()
     con.close()
     odo = BudgetOdometer(path)
-    assert odo.store.schema_version() == SCHEMA_VERSION == 3
+    assert odo.store.schema_version() == SCHEMA_VERSION == 4
+    assert [d["key"] for d in odo.datasets()] == [odo.account_key(ds)] != [key]
     assert {b.entity: b.spent_epsilon for b in odo.balance(ds)}["A"] == pytest.approx(2.0)
     with pytest.raises(BudgetRefused):
         odo.reserve(ds, [dp_plan(1.5)])
@@ -929,7 +930,7 @@ def test_a_reexport_of_the_same_people_meets_the_same_cap(tmp_path, case):
     other = _reexport(ds, **case)
     assert dataset_key(other) != dataset_key(ds)
     ident = odo.identity(other)
-    assert ident.alias_of == dataset_key(ds) and ident.similarity >= 0.9
+    assert ident.alias_of == odo.account_key(ds) and ident.similarity >= 0.9
     assert "same people" in ident.describe()
     with pytest.raises(BudgetRefused) as exc:
         odo.reserve(other, [PlannedRelease("run", "dp-gaussian", 1.0, 1e-6,
@@ -948,7 +949,7 @@ def test_what_a_reexport_spent_binds_the_original_dataset_too(tmp_path):
     odo = BudgetOdometer(tmp_path / "first.sqlite3")
     odo.set_cap(ds, 2.0, 1e-5)
     other = _reexport(ds, pseudonyms=True, reorder=True)
-    assert odo.identity(other).alias_of == dataset_key(ds)
+    assert odo.identity(other).alias_of == odo.account_key(ds)
     odo.reserve(other, [PlannedRelease("run", "dp-gaussian", 1.5, 1e-6,
                                        {e: (1.5, 1e-6) for e in other.entity_names})]).close()
     assert max(b.spent_epsilon for b in odo.balance(ds)) == pytest.approx(1.5)
@@ -977,7 +978,7 @@ def test_an_entity_of_a_reexport_whose_people_are_not_recognised_is_charged_to_e
                                             same.entity_of_user], ["tiny"] * 3]),
                                         item_ids=ds.item_ids, value_kind=ds.value_kind, value_max=ds.value_max,
                                         name="re-export with a few others.csv")
-    assert odo.identity(other).alias_of == dataset_key(ds)
+    assert odo.identity(other).alias_of == odo.account_key(ds)
     tiny_alone = PlannedRelease("run", "dp-gaussian", 1.0, 1e-6, {"tiny": (1.0, 1e-6)})
     with pytest.raises(BudgetRefused):  # 1.5 spent by every entity of the account: 1.0 more passes 2.0
         odo.reserve(other, [tiny_alone])
@@ -1052,7 +1053,7 @@ def test_raising_a_cap_needs_confirmation_and_every_change_is_logged(odo):
     odo.reserve(ds, [dp_plan(2.0)]).close()
     with pytest.raises(BudgetRefused, match="below what is already spent"):
         odo.set_cap(ds, 1.0)                               # the CLI and the dashboard alike
-    assert odo.cap(dataset_key(ds)) == (4.0, 1e-5)         # refused: nothing changed
+    assert odo.cap(odo.account_key(ds)) == (4.0, 1e-5)         # refused: nothing changed
     assert odo.cap_changes(ds)[0]["new_epsilon"] == 4.0
 
 
@@ -1064,7 +1065,7 @@ def test_raising_only_the_caps_delta_needs_confirmation_too(odo):
     odo.set_cap(ds, 3.0, 1e-7)
     with pytest.raises(BudgetRefused, match="raises the budget cap"):
         odo.set_cap(ds, 3.0, 1e-5)
-    assert odo.cap(dataset_key(ds)) == (3.0, 1e-7)
+    assert odo.cap(odo.account_key(ds)) == (3.0, 1e-7)
     odo.set_cap(ds, 3.0, 1e-5, confirm_raise=True)
     assert [(c["new_delta"], bool(c["raised"])) for c in odo.cap_changes(ds)] == [
         (1e-5, True), (1e-7, False), (1e-6, False)]
@@ -1504,7 +1505,7 @@ def test_a_read_of_data_the_store_does_not_know_writes_nothing_and_a_preview_nev
     lefts = []
     for rows, name in ((A, "people of A.csv"), (C, "people of C.csv")):
         p = probe(rows, name)
-        assert odo.identity(p).alias_of == dataset_key(ds)              # recognised, in memory
+        assert odo.identity(p).alias_of == odo.account_key(ds)              # recognised, in memory
         pre = odo.preview(p, plan)
         lefts.append((pre["left"], pre["binding_left"], pre["spend"]))
         odo.balance(p)
@@ -1536,7 +1537,7 @@ def test_a_declared_entity_without_users_in_a_reexport_charges_none_of_the_accou
     only_c = FederatedDataset.from_parts(ds.X[C], np.array(["C"] * len(C)), entities=["C", "empty"],
                                          item_ids=ds.item_ids, value_kind=ds.value_kind, value_max=ds.value_max,
                                          name="C and an empty site.csv")
-    assert odo.identity(only_c).alias_of == dataset_key(ds)
+    assert odo.identity(only_c).alias_of == odo.account_key(ds)
     before = {b.entity: b.spent_epsilon for b in odo.balance(ds)}
     odo.reserve(only_c, [dp_plan(0.25, entities=("C", "empty"))]).close()
     spent = {b.entity: b.spent_epsilon for b in odo.balance(ds)}
@@ -1584,7 +1585,7 @@ def test_a_refused_probe_of_a_few_stored_people_names_no_stored_entity_and_leave
                                         user_ids=np.array([f"p{i}" for i in range(users.size)]),
                                         item_ids=ds.item_ids, value_kind=ds.value_kind, value_max=ds.value_max,
                                         name="probe.csv")
-    assert odo.identity(probe).alias_of == dataset_key(ds)
+    assert odo.identity(probe).alias_of == odo.account_key(ds)
     before = odo.datasets()
     with pytest.raises(BudgetRefused) as exc:
         charged_run(Store(path), probe, RunConfig(method="dp-popularity", epsilon=20.0, delta=1e-6))
@@ -1593,7 +1594,7 @@ def test_a_refused_probe_of_a_few_stored_people_names_no_stored_entity_and_leave
     assert not re.search(r"2\.3[45]|22\.3", text), text   # its spend, or a composition of it
     assert odo.datasets() == before and not odo.knows(probe)
     charged_run(Store(path), probe, RunConfig(method="dp-popularity", epsilon=0.3, delta=1e-6))
-    line = budget_summary_line(odo, dataset_key(probe))
+    line = budget_summary_line(odo, odo.account_key(probe))
     assert "stored account" in line and where not in line, line
 
 

@@ -312,7 +312,7 @@ def test_deploy_local_is_charged_to_its_store_and_a_non_private_one_needs_permis
     its budget line says so."""
     from dpfed_core.cli.main import main
     from dpfed_core.data.loaders import load_data
-    from dpfed_core.privacy.odometer import BudgetOdometer, dataset_key
+    from dpfed_core.privacy.odometer import BudgetOdometer
 
     if not available()[0]:
         pytest.skip(available()[1])
@@ -328,5 +328,5 @@ def test_deploy_local_is_charged_to_its_store_and_a_non_private_one_needs_permis
     assert main([*base, "--epsilon", "1"]) == 0, capsys.readouterr().err
     (line,) = [ln for ln in capsys.readouterr().out.splitlines() if ln.startswith("budget")]
     assert line.startswith(f"budget ({store}): every entity has spent ε = ") and "cap ε = 5" in line, line
-    key = dataset_key(load_data("sample:clinic", federation="region"))
+    key = BudgetOdometer(store).account_key(load_data("sample:clinic", federation="region"))
     assert [r["method"] for r in BudgetOdometer(store).releases(key)] == ["dp-popularity"]

@@ -540,8 +540,9 @@ def test_a_site_store_of_positional_accounts_keeps_charging_the_same_shard_to_it
     BudgetOdometer(sp_.SiteLog(store).store).register(old)
     req = request_of(RunConfig(method="dp-popularity", epsilon=1.0, delta=1e-5), 3, shard.value_max)
     rec = sp_.accept(policy, req, shard, run="1", coordinator="test")
-    assert rec["dataset_key"] == dataset_key(old)
-    assert [b["dataset_key"] for b in sp_.remaining_budget(store)] == [dataset_key(old)]
+    odo = BudgetOdometer(sp_.SiteLog(store).store)
+    assert rec["dataset_key"] == odo.account_key(old)
+    assert [b["dataset_key"] for b in sp_.remaining_budget(store)] == [odo.account_key(old)]
 
 
 def test_a_non_private_run_a_site_allows_voids_its_budget_whatever_epsilon_the_request_names(tmp_path):

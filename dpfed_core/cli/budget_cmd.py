@@ -135,7 +135,6 @@ def open_store(args, dataset, plans=None):
     ``$DPFED_STORE``): a simulation makes no privacy claim and never opens the home directory's store."""
     from dpfed_core.evaluation.budget import skip_store
     from dpfed_core.evaluation.history import RunHistory
-    from dpfed_core.privacy.odometer import dataset_key
 
     if plans is not None and skip_store(getattr(args, "store", None), plans):
         return None, None, None
@@ -143,7 +142,7 @@ def open_store(args, dataset, plans=None):
     note_site_store(odometer, dataset)
     # registered by the charge itself, in its transaction: a refused release leaves no row (no name, no
     # match, no entity map of a probe)
-    return odometer, RunHistory(odometer.store), dataset_key(dataset)
+    return odometer, RunHistory(odometer.store), odometer.account_key(dataset)
 
 
 def charge(odometer, dataset, plans, allow_non_private: bool, key):
@@ -361,7 +360,6 @@ def print_releases(rows: list[dict]) -> None:
 
 def cmd_budget(args) -> int:
     from dpfed_core.evaluation.experiments import json_safe
-    from dpfed_core.privacy.odometer import dataset_key
 
     if args.budget_command == "list":
         return cmd_list(args)
@@ -371,7 +369,7 @@ def cmd_budget(args) -> int:
         return 0
     odo = open_odometer(args)
     if args.budget_command == "set-cap":
-        key = odo.register(dataset, dataset_key(dataset))
+        key = odo.register(dataset)
         # a cap below what is already spent is refused (spent budget is never refunded), as on the dashboard
         odo.set_cap(key, args.epsilon, args.delta, confirm_raise=args.confirm_raise, refuse_below_spent=True)
         if math.isinf(args.epsilon):

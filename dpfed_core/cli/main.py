@@ -371,7 +371,8 @@ def cmd_sweep(args) -> int:
     preflight(dataset, config, args.references, "references")
     from dpfed_core.evaluation.service import resumed_points
 
-    done = resumed_points(previous, dataset, config, args.epsilons, args.seeds, args.references)
+    done = resumed_points(previous, dataset, config, args.epsilons, args.seeds, args.references,
+                          getattr(args, "store", None))
     plans = plan_sweep(dataset, config, args.epsilons, args.seeds, args.references, done=done)
     from dpfed_core.evaluation.service import no_test_users_warning
 

@@ -34,7 +34,7 @@ from dpfed_core.errors import ConfigError
 from dpfed_core.methods import check_methods, get_method
 from dpfed_core.evaluation.history import RunHistory
 from dpfed_core.privacy.model import PrivacyModel
-from dpfed_core.privacy.odometer import BudgetOdometer, PlannedRelease, Reservation, dataset_key
+from dpfed_core.privacy.odometer import BudgetOdometer, PlannedRelease, Reservation
 from dpfed_core.privacy.store import Store
 
 def gaussian_method(method: str) -> bool:
@@ -417,9 +417,10 @@ def accountant_record(store: Store, dataset: FederatedDataset, key: str | None =
     from dpfed_core.privacy.accounting import ACCOUNTANT
 
     odo = BudgetOdometer(store)
-    bal = odo.balance(key or dataset_key(dataset))
+    key = key or odo.account_key(dataset)
+    bal = odo.balance(key)
     top, alike = most_spent(bal)
-    ident = odo.identity(key or dataset_key(dataset))
+    ident = odo.identity(key)
     return {"across_releases": ACCOUNTANT,
             "delta": top.guarantee_delta if top else None,
             "most_spent_entity": top.entity if top else None,
@@ -452,7 +453,7 @@ def skip_store(store, plans: Sequence[PlannedRelease]) -> bool:
 def save_result(store, kind: str, document: dict, dataset: FederatedDataset,
                 reservation: Reservation | None = None, key: str | None = None) -> int:
     """Keep a result document in the store's history (kind: run | sweep | audit); returns its id."""
-    key = key or (reservation.dataset_key if reservation else dataset_key(dataset))
+    key = key or (reservation.dataset_key if reservation else BudgetOdometer(store).account_key(dataset))
     return RunHistory(store).add(kind, document, dataset_key=key,
                                  operation=reservation.operation if reservation else None)
 

@@ -34,7 +34,6 @@ from dpfed_core.privacy.statement import (UNSTATED_SAMPLER, GUARANTEE_NAME, assu
 from dpfed_core.data.dataset import FederatedDataset
 from dpfed_core.errors import ConfigError
 from dpfed_core.privacy.ledger import validate_budget
-from dpfed_core.privacy.budget_records import dataset_key
 from dpfed_core.data.atomic import atomic_write
 from dpfed_core.methods import MethodResult, get_method
 from dpfed_core.evaluation.metrics import evaluate
@@ -463,6 +462,7 @@ def sweep(
     progress: ProgressFn | None = None,
     checkpoint: Callable[[dict], None] | None = None,
     resume: dict | None = None,
+    data_key: str | None = None,
 ) -> dict:
     """Privacy–utility sweep (SPEC §4): ``config.method`` over ``epsilons`` × ``seeds`` and each
     reference method once per seed, all methods of a seed on that seed's split. A DP reference
@@ -478,6 +478,9 @@ def sweep(
         point, so a killed sweep can continue (the CLI writes it atomically to ``--out``).
     resume : a partial (or complete) document of the same sweep; its finished points are kept and
         not recomputed. Its configuration and dataset must match this sweep's.
+    data_key : the name of the data's account in the budget store the sweep is charged to
+        (``BudgetOdometer.account_key``), kept in the document so a resume is checked against the data's
+        content; None (no store) keeps none, and a resume is checked by the data's name and size.
     """
     epsilons, seeds = check_sweep_grid(config, epsilons, seeds)
     references = DEFAULT_REFERENCES if references is None else references
@@ -486,7 +489,7 @@ def sweep(
         epsilons_run = [math.inf]
     else:
         epsilons_run = epsilons
-    identity = sweep_identity(dataset, config, epsilons, seeds, references)
+    identity = sweep_identity(dataset, config, epsilons, seeds, references, data_key)
     references = identity["references"]  # each once, the swept method left out: the one rule
     for r in references:
         get_method(r)
@@ -541,13 +544,18 @@ def sweep(
     return doc
 
 
-def sweep_identity(dataset: FederatedDataset, config: RunConfig, grid: list, seeds: list, references: list) -> dict:
+def sweep_identity(dataset: FederatedDataset, config: RunConfig, grid: list, seeds: list, references: list,
+                   data_key: str | None = None) -> dict:
     """What a sweep document to resume must share with the sweep (:func:`_resumable_runs`): its settings,
-    its points and its data — by the data's content key, so a resumed sweep continues on the same data
-    whatever its file is called, and never on other data of the same name and size."""
-    return {"config": config.to_dict(), "dataset": dataset_summary(dataset), "grid": grid, "seeds": seeds,
-            "references": [r for r in dict.fromkeys(references) if r != config.method],
-            "data_key": dataset_key(dataset)}
+    its points and its data — by the name of the data's account in the budget store (its content key under
+    the store's secret, never the content key itself, which would tell whoever holds the document and the
+    other rows who is in the data), so a resumed sweep continues on the same data whatever its file is
+    called, and never on other data of the same name and size."""
+    out = {"config": config.to_dict(), "dataset": dataset_summary(dataset), "grid": grid, "seeds": seeds,
+           "references": [r for r in dict.fromkeys(references) if r != config.method]}
+    if data_key is not None:
+        out["data_key"] = data_key
+    return out
 
 
 def _resumable_runs(previous: dict, doc: dict, swept: str) -> list[dict]:
@@ -564,12 +572,15 @@ def _resumable_runs(previous: dict, doc: dict, swept: str) -> list[dict]:
     keep = ("name", "n_users", "n_items", "n_entities", "n_interactions", "value_kind", "value_max")
     old_ds = {k: (previous.get("dataset") or {}).get(k) for k in keep}
     new_ds = {k: json_safe(doc["dataset"]).get(k) for k in keep}
-    if "data_key" in previous:  # by content: a copy under another name is the same data, other values are not
-        if previous["data_key"] != doc["data_key"]:
+    old_key, new_key = previous.get("data_key"), doc.get("data_key")
+    if isinstance(old_key, str) and old_key.startswith("dk-") and new_key is not None:
+        # by content, named in the store: a copy under another name is the same data, other values are not
+        if old_key != new_key:
             raise ConfigError("the sweep document to resume was written for other data: "
                               f"{old_ds.get('name')!r} there, {new_ds.get('name')!r} here, and their contents "
-                              "differ (users, items, entities or values); load the data it was written for (data=…) "
-                              "or start a new sweep", param="resume")
+                              "differ (users, items, entities or values) — or it was charged to another budget "
+                              "store, which names the same data otherwise; load the data it was written for "
+                              "(data=…), use its store (store=…), or start a new sweep", param="resume")
     elif old_ds != new_ds:  # a document written before sweeps kept their data's content key
         raise ConfigError("the sweep document to resume was written for other data "
                           f"({old_ds.get('name')!r}, {old_ds.get('n_users')} users); load the same data (data=…)",

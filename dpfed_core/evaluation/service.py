@@ -127,12 +127,12 @@ def _open_account(dataset: FederatedDataset, store):
     """(store, odometer, dataset key) of the budget ``store`` (a path, None for the default, or a
     :class:`Store`). The dataset is registered (or matched to the stored dataset of the same people)
     by the charge itself, in its transaction: a refused run leaves no row in the store."""
-    from dpfed_core.privacy.odometer import BudgetOdometer, dataset_key
+    from dpfed_core.privacy.odometer import BudgetOdometer
     from dpfed_core.privacy.store import resolve_store_path
 
     store = store if isinstance(store, Store) else Store(resolve_store_path(store))
     odometer = BudgetOdometer(store)
-    return store, odometer, dataset_key(dataset)
+    return store, odometer, odometer.account_key(dataset)
 
 
 def _draws_since() -> Callable[[], int]:
@@ -288,11 +288,33 @@ def summarise_sweep(doc: dict, metrics: Iterable[str] = ("mar", "test_rmse")) ->
     return doc
 
 
+def sweep_data_key(dataset: FederatedDataset, config: RunConfig, epsilons: Iterable[float], seeds: Iterable[int],
+                   references: Iterable[str] | None = None,
+                   store: Store | str | os.PathLike | None = None) -> str | None:
+    """The data's name that a sweep's document keeps (``data_key``): its account's name in the store the
+    sweep is charged to (:meth:`~dpfed_core.privacy.odometer.BudgetOdometer.account_key`). None when the
+    sweep opens no store (:func:`~dpfed_core.evaluation.budget.skip_store`): no secret names the data then,
+    and a document never carries the data's unkeyed content key. ``""`` when the store does not exist yet: no
+    document was charged to it, so none names the data as it will (it is not created to say so)."""
+    from dpfed_core.evaluation.budget import plan_sweep, skip_store
+    from dpfed_core.evaluation.experiments import DEFAULT_REFERENCES
+    from dpfed_core.privacy.store import resolve_store_path
+
+    references = list(DEFAULT_REFERENCES if references is None else references)
+    if skip_store(store, plan_sweep(dataset, config, list(epsilons), list(seeds), references)):
+        return None
+    if not isinstance(store, Store) and not resolve_store_path(store).exists():
+        return ""
+    return _open_account(dataset, store)[2]
+
+
 def resumed_points(resume: dict | None, dataset: FederatedDataset, config: RunConfig, epsilons: Iterable[float],
-                   seeds: Iterable[int], references: Iterable[str] | None = None) -> set:
+                   seeds: Iterable[int], references: Iterable[str] | None = None,
+                   store: Store | str | os.PathLike | None = None) -> set:
     """The points (job keys) a sweep document to resume holds for this sweep — exactly those the
     sweep keeps and does not compute again, so they are not charged again. The document is checked
-    by the sweep's own rule first (same settings, same data: else one error naming ``resume``)."""
+    by the sweep's own rule first (same settings, same data — named in ``store``, :func:`sweep_data_key`:
+    else one error naming ``resume``)."""
     from dpfed_core.evaluation.experiments import (DEFAULT_REFERENCES, job_key, _resumable_runs, check_sweep_grid,
                                                    sweep_identity)
 
@@ -300,7 +322,8 @@ def resumed_points(resume: dict | None, dataset: FederatedDataset, config: RunCo
         return set()
     epsilons, seeds = check_sweep_grid(config, epsilons, seeds)
     references = DEFAULT_REFERENCES if references is None else references
-    skeleton = sweep_identity(dataset, config, epsilons, seeds, references)
+    skeleton = sweep_identity(dataset, config, epsilons, seeds, references,
+                              sweep_data_key(dataset, config, epsilons, seeds, references, store))
     return {job_key(r["method"], r["epsilon"], r["seed"], config.method)
             for r in _resumable_runs(resume, skeleton, config.method)}
 
@@ -325,7 +348,7 @@ def execute_sweep(dataset: FederatedDataset, config: RunConfig, epsilons: Iterab
     references = list(DEFAULT_REFERENCES if references is None else references)
     epsilons, seeds = list(epsilons), list(seeds)
     check_run(dataset, config, [r for r in references if r != config.method])
-    done = resumed_points(resume, dataset, config, epsilons, seeds, references)
+    done = resumed_points(resume, dataset, config, epsilons, seeds, references, store)
     plans = plan_sweep(dataset, config, epsilons, seeds, references, done=done)
     if resume is not None and not plans:
         from dpfed_core.errors import ConfigError
@@ -361,9 +384,9 @@ def execute_sweep(dataset: FederatedDataset, config: RunConfig, epsilons: Iterab
             return range(0)
         return range(finished["points"] + (rows_recorded() > finished["rows"]), len(plans))
 
-    def compute() -> dict:
+    def compute(key: str | None = None) -> dict:
         return sweep(dataset, config, epsilons, seeds, references, progress=tracked, checkpoint=checkpoint,
-                     resume=resume)
+                     resume=resume, data_key=key)
 
     history_id = None
     if skip_store(store, plans):
@@ -375,7 +398,7 @@ def execute_sweep(dataset: FederatedDataset, config: RunConfig, epsilons: Iterab
         with odometer.charge(dataset, plans, allow_non_private=allow_non_private, key=key,
                              drawn=_draws_since() if seen else None, unstarted=unstarted if seen else None) as res:
             charged.append(res)
-            doc = compute()
+            doc = compute(key)
         settle_sweep(odometer, res, dataset, doc, resumed=done)
         record = _charge_record(store, dataset, key, res, doc)
     doc["odometer"] = record

@@ -18,7 +18,9 @@ Composition (:func:`~dpfed_core.privacy.accounting.compose_releases`)
 
 Identity: the budget follows the people
     The key is a content fingerprint (:func:`dataset_key`: user ids, item ids, values, entities in
-    canonical order): the same data under another file name or row order is the same dataset. Any
+    canonical order): the same data under another file name or row order is the same dataset. The store
+    names the account by that key under its secret (:meth:`BudgetOdometer.account_key`), never by the
+    content key itself, which would tell whoever holds the store and the other rows who is in the data. Any
     other view of the same people — a re-export, another reading of the same file — has another key,
     so every dataset also gets a keyed *people fingerprint*
     (:mod:`dpfed_core.privacy.fingerprint`: which items each user has, the same read from the data's shape
@@ -83,7 +85,7 @@ from dpfed_core.privacy.store import Store, StoreError, actor, now_iso  # noqa: 
 # that a caller gets the odometer and its plans, balances and refusal from one module.
 from dpfed_core.privacy.budget_records import (  # noqa: F401
     CAP_REL_TOL, CLI_CONTROLS, PYTHON_CONTROLS, RECOGNISED_BY, BudgetRefused, EntityBalance,
-    Identity, PlannedRelease, Reservation, dataset_key, mapped_charge_rows, recover_killed)
+    Identity, PlannedRelease, Reservation, dataset_key, keyed_key, mapped_charge_rows, recover_killed)
 
 # ================================================================================ odometer
 def _fmt(x: float) -> str:
@@ -123,6 +125,7 @@ class BudgetOdometer:
         self.store = store if isinstance(store, Store) else Store(store)
         # identities of datasets a read-only store could not register (matched in memory)
         self._transient: dict[str, Identity] = {}
+        self._unsaved_secret: bytes | None = None
 
     @property
     def path(self):
@@ -132,11 +135,27 @@ class BudgetOdometer:
     def register(self, dataset: FederatedDataset, key: str | None = None) -> str:
         """Record the dataset (idempotent; a new one is matched against the stored datasets' people)
         and return its key."""
-        key = key or dataset_key(dataset)
+        key = key or self.account_key(dataset)
         secret = self._secret(create=True)
         with self.store.write() as con:
             self._upsert_dataset(con, key, dataset, secret)
         return key
+
+    def account_key(self, dataset: FederatedDataset | str) -> str:
+        """The name this store gives the dataset's account (a name given is returned as it is): its content
+        key (:func:`dataset_key`) keyed with the store's secret (:func:`keyed_key`), the secret created on
+        first use. The same data has the same name in every process using this store, another name in a
+        store with another secret; the content key itself is never written anywhere."""
+        if isinstance(dataset, str):
+            return dataset
+        secret = self._secret(create=True)
+        if secret is None:
+            # a store that cannot be written and has no secret holds no keyed account: a name of this
+            # process only finds nothing, as it should
+            if self._unsaved_secret is None:
+                self._unsaved_secret = os.urandom(32)
+            secret = self._unsaved_secret
+        return keyed_key(secret, dataset_key(dataset))
 
     # ------------------------------------------------------------------ the fingerprint secret
     @property
@@ -366,7 +385,7 @@ class BudgetOdometer:
                 key = dataset
                 self._require_dataset(con, key)
             else:
-                key = dataset_key(dataset)
+                key = keyed_key(secret, dataset_key(dataset)) if secret is not None else self.account_key(dataset)
                 self._upsert_dataset(con, key, dataset, secret)
             account = self._identity(con, key).account
             old = con.execute("SELECT epsilon, delta FROM caps WHERE dataset_key = ?", (account,)).fetchone()
@@ -708,7 +727,7 @@ class BudgetOdometer:
 
         if not plans:
             raise ConfigError("nothing to charge: the release plan is empty")
-        key = key or dataset_key(dataset)
+        key = key or self.account_key(dataset)
         operation = operation or uuid.uuid4().hex
         secret = self._secret(create=True)
         if secret is not None:
@@ -776,9 +795,11 @@ class BudgetOdometer:
         (:meth:`reserve`, :meth:`set_cap`, :meth:`register`)."""
         if isinstance(dataset, str):
             return dataset
-        key = dataset_key(dataset)
+        key = self.account_key(dataset)
         if key in self._transient or self._known(key):
             return key
+        if self.store.unkeyed_names and self._known(dataset_key(dataset)):
+            return dataset_key(dataset)  # a read-only store of the older naming: read as it is
         secret = self._secret(create=False)
         with self.store.read() as con:
             best = self._best_match(con, key, dataset, secret)
@@ -789,7 +810,8 @@ class BudgetOdometer:
 
     def knows(self, dataset: FederatedDataset | str) -> bool:
         """Does the store hold this very dataset (its key; a re-export matched by its people is not it)?"""
-        return self._known(dataset if isinstance(dataset, str) else dataset_key(dataset))
+        return self._known(self._key_of(dataset)) if self.store.unkeyed_names else self._known(
+            self.account_key(dataset))
 
     def _known(self, key: str) -> bool:
         with self.store.read() as con:

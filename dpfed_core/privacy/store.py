@@ -22,7 +22,11 @@ Why SQLite and how it is used safely by several processes (CLI runs, Streamlit s
   raises :class:`StoreError` naming the file and what to do — it is **never** silently recreated
   (that would reset every budget to zero); so is a file emptied to 0 bytes while its fingerprint key
   is beside it (SQLite would read it as a new database), or deleted while its key stays;
-* the file is created with mode 0600 in a 0700 directory (results derive from private data).
+* the file is created with mode 0600 in a 0700 directory (results derive from private data);
+* no dataset is named by its unkeyed content hash, which would tell whoever holds the file and the other
+  rows whether a person is in the data: an account's name is its content key under the secret kept beside
+  the store (``dk-``); a store of the older naming (``ds-``) is renamed in one transaction when it is
+  first opened for writing (:meth:`Store._name_accounts_by_key`).
 """
 from __future__ import annotations
 
@@ -37,7 +41,14 @@ from typing import Iterator
 from dpfed_core.errors import DpfedError
 
 #: Version of the schema below; bump with a migration in :data:`_MIGRATIONS`.
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
+
+#: The first schema whose accounts are named by their keyed name (``dk-``, :func:`~dpfed_core.privacy.
+#: budget_records.keyed_key`); an older store's content keys (``ds-``) are renamed when it is opened for writing.
+KEYED_NAMES_VERSION = 4
+
+#: A content key as older stores wrote it (:func:`~dpfed_core.privacy.budget_records.dataset_key`).
+_CONTENT_KEY = re.compile(r"\bds-[0-9a-f]{40}\b")
 
 #: Environment variable naming the store file.
 STORE_ENV = "DPFED_STORE"
@@ -147,7 +158,11 @@ CREATE TABLE meta (
 );
 """
 
-_MIGRATIONS: dict[int, str] = {1: _SCHEMA_V1, 2: _SCHEMA_V2, 3: _SCHEMA_V3}
+#: Nothing to create: the accounts are renamed in Python (:meth:`Store._name_accounts_by_key`), which needs
+#: the store's secret; the version keeps an older dpfed, which would name them by content again, away.
+_SCHEMA_V4 = ""
+
+_MIGRATIONS: dict[int, str] = {1: _SCHEMA_V1, 2: _SCHEMA_V2, 3: _SCHEMA_V3, 4: _SCHEMA_V4}
 
 
 def _statements(script: str) -> list[str]:
@@ -273,8 +288,8 @@ def resolve_store_path(path: str | os.PathLike | None = None) -> Path:
 
 def own_key_left(path: str | os.PathLike) -> Path | None:
     """The fingerprint key of a store that does not exist, when that key is still beside it: the key is
-    written after the file, when the first dataset is registered, so the store held a budget and was
-    deleted or moved. None otherwise; a key named by the environment may serve other stores and says
+    written after the file, when the store first names a dataset (its account's name is keyed with it), so the
+    store held a budget, or was about to, and was deleted or moved. None otherwise; a key named by the environment may serve other stores and says
     nothing of this one."""
     from dpfed_core.privacy.fingerprint import SECRET_ENV, secret_path
 
@@ -320,9 +335,10 @@ class Store:
     timeout : seconds to wait for another session's write lock.
 
     A store that cannot be written (a read-only file or directory, a full disk) still opens for
-    reading when its schema is current: ``budget show`` and the balances work, every write raises
-    :class:`StoreError` (``readonly`` says which mode is in use). A store that cannot be created
-    leaves no file behind.
+    reading when its schema is current, or the one before the accounts' keyed names (``unkeyed_names``: its
+    accounts are found by their older names until it is opened for writing): ``budget show`` and the balances
+    work, every write raises :class:`StoreError` (``readonly`` says which mode is in use). A store that cannot
+    be created leaves no file behind.
     """
 
     def __init__(self, path: str | os.PathLike | None = None, timeout: float = DEFAULT_TIMEOUT,
@@ -333,6 +349,8 @@ class Store:
         # a site's store is named by its policy, which takes neither
         self.fix = fix
         self.readonly = False
+        # a read-only store of the older naming: its accounts may still carry their content keys (ds-)
+        self.unkeyed_names = False
         if self.path.exists() and not self.path.is_file() and not self.path.is_dir():
             # SQLite blocks for ever opening a named pipe, and beside a device it writes its journal
             raise StoreError(f"the store {self.path} is a device, pipe or socket, not a file; {self._hint()}")
@@ -461,23 +479,23 @@ class Store:
                              f"{SCHEMA_VERSION}); upgrade dpfed or {self._hint()}")
         return version
 
-    def _current_without_writing(self) -> bool:
-        """True when the existing file already has the current schema (read without writing: a
-        read-only or full store opens for reading)."""
+    def _version_without_writing(self) -> int | None:
+        """The existing file's schema version, read without writing (a read-only or full store opens
+        for reading); None when it cannot be read so."""
         for imm in (False, True):
             try:
                 con = self._connect(readonly=True, immutable=imm)
             except StoreError:
                 continue
             try:
-                return self._version_of(con) == SCHEMA_VERSION
+                return self._version_of(con)
             except sqlite3.Error as exc:
                 if _cannot_write(str(exc)):
                     continue
                 raise self._translate(exc) from None
             finally:
                 con.close()
-        return False
+        return None
 
     def _initialise(self) -> None:
         parent = self.path.parent
@@ -486,10 +504,15 @@ class Store:
             raise StoreError(f"the store path {self.path} is a directory; give a file name — {self._hint()}")
         if self.path.exists():
             self._refuse_wiped()
-            if self._current_without_writing():
-                if not (os.access(self.path, os.W_OK) and os.access(parent, os.W_OK)):
-                    self.readonly = True
-                return
+            version = self._version_without_writing()
+            writable = os.access(self.path, os.W_OK) and os.access(parent, os.W_OK)
+            if version == SCHEMA_VERSION or (version == KEYED_NAMES_VERSION - 1 and not writable):
+                # a store of the older naming that cannot be written is read as it is (its accounts are
+                # found by their content keys, BudgetOdometer._key_of); writable, it is renamed below
+                self.readonly = not writable
+                self.unkeyed_names = version < KEYED_NAMES_VERSION
+                if version == SCHEMA_VERSION or not writable:
+                    return
             self._migrate()
             return
         self._refuse_deleted()
@@ -514,8 +537,8 @@ class Store:
             raise
 
     def _refuse_wiped(self) -> None:
-        """Refuse a store file of 0 bytes whose fingerprint key exists. The key is written when the first
-        dataset is registered, so the file held a budget and its history was wiped (truncated, or
+        """Refuse a store file of 0 bytes whose fingerprint key exists. The key is written when the store
+        first names a dataset (its account's name is keyed with it), so the file held a budget and its history was wiped (truncated, or
         overwritten by a failed copy); SQLite reads an empty file as a new database, which would give
         every entity a fresh budget. A genuinely new store has neither file nor key."""
         from dpfed_core.privacy.fingerprint import SECRET_ENV, secret_path
@@ -563,9 +586,12 @@ class Store:
                 for v in range(version + 1, SCHEMA_VERSION + 1):
                     for stmt in _statements(_MIGRATIONS[v]):
                         con.execute(stmt)
+                    if v == KEYED_NAMES_VERSION:
+                        self._name_accounts_by_key(con)
                     con.execute("DELETE FROM schema_version")
                     con.execute("INSERT INTO schema_version (version) VALUES (?)", (v,))
                 con.execute("COMMIT")
+                self.unkeyed_names = False
             except BaseException:
                 con.execute("ROLLBACK")
                 raise
@@ -573,6 +599,51 @@ class Store:
             raise self._translate(exc) from None
         finally:
             con.close()
+
+    def _name_accounts_by_key(self, con: sqlite3.Connection) -> None:
+        """Rename every content key (``ds-…``) the store holds — in every text column of every table:
+        the datasets and their aliases, releases, caps, cap changes, fingerprints, the history and the
+        documents it keeps, notes — to the account's keyed name under the store's secret, inside the
+        caller's transaction (all or nothing; balances, caps, aliases and reservations stay as they are under
+        the new name). The secret is created when the store has none and nothing was keyed with one yet;
+        a store whose secret is missing or another is refused, as every keyed operation refuses it."""
+        from dpfed_core.privacy.budget_records import keyed_key
+        from dpfed_core.privacy.fingerprint import (ITEM_SETS_FP_VERSION, FingerprintKeyError, create_secret,
+                                                    read_secret, secret_id, secret_path)
+
+        tables = [r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type = 'table' "
+                                            "AND name NOT LIKE 'sqlite_%'")]
+        columns = [(t, c["name"]) for t in tables for c in con.execute(f'PRAGMA table_info("{t}")')
+                   if str(c["type"]).upper() == "TEXT"]
+        held = [(t, c) for t, c in columns
+                if con.execute(f'SELECT 1 FROM "{t}" WHERE "{c}" LIKE \'%ds-%\' LIMIT 1').fetchone()]
+        if not held:
+            return
+        path = secret_path(self.path)
+        secret = read_secret(path)
+        row = con.execute("SELECT value FROM meta WHERE name = 'fingerprint_key_id'").fetchone()
+        n_keyed = con.execute("SELECT COUNT(*) FROM fingerprints WHERE version >= ?",
+                              (ITEM_SETS_FP_VERSION,)).fetchone()[0]
+        if secret is None and (row is not None or n_keyed):
+            raise FingerprintKeyError(
+                f"the fingerprint key of the store {self.path} is missing (expected at {path}); this dpfed names "
+                "the store's accounts with it and cannot open the store without it. Restore the key file from the "
+                "backup of the store and its key, or choose another store with --store")
+        if secret is not None and row is not None and secret_id(secret) != row[0]:
+            raise FingerprintKeyError(
+                f"the fingerprint key {path} is not the key of the store {self.path} (its fingerprints were made "
+                f"with key {row[0]}); restore this store's own key from the backup of the store and its key, or "
+                "choose another store with --store")
+        if secret is None:
+            secret = create_secret(path)
+        con.execute("INSERT OR IGNORE INTO meta (name, value) VALUES ('fingerprint_key_id', ?)",
+                    (secret_id(secret),))
+        con.create_function("dpfed_keyed_names", 1, lambda text: _CONTENT_KEY.sub(
+            lambda m: keyed_key(secret, m.group(0)), text) if isinstance(text, str) else text, deterministic=True)
+        # a dataset's key and the rows naming it are renamed one after the other: checked at the commit
+        con.execute("PRAGMA defer_foreign_keys = ON")
+        for t, c in held:
+            con.execute(f'UPDATE "{t}" SET "{c}" = dpfed_keyed_names("{c}") WHERE "{c}" LIKE \'%ds-%\'')
 
     def schema_version(self) -> int:
         with self.read() as con:

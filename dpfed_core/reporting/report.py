@@ -80,10 +80,12 @@ def _data_words(doc: dict) -> str:
 
 
 def same_data(run_doc: dict, other: dict) -> bool:
-    """Whether two result documents were computed on the same data: the budget store's content key when
-    both were charged, else the same shape (users, items, entities, interactions)."""
+    """Whether two result documents were computed on the same data: the name of the data's account in the
+    budget store when both were charged and named alike (a store names data by its content under the store's
+    secret; an older document's ``ds-`` name and a newer ``dk-`` one are not comparable), else the same shape
+    (users, items, entities, interactions)."""
     keys = [(d.get("odometer") or {}).get("dataset_key") for d in (run_doc, other)]
-    if all(keys):
+    if all(isinstance(k, str) and k for k in keys) and keys[0][:3] == keys[1][:3]:
         return keys[0] == keys[1]
     shape = ("n_users", "n_items", "n_entities", "n_interactions")
     a, b = run_doc.get("dataset", {}) or {}, other.get("dataset", {}) or {}

@@ -28,7 +28,7 @@ from dpfed_core.evaluation.service import charged_run, charged_sweep  # noqa: F4
 from dpfed_core.evaluation.history import RunHistory  # noqa: F401
 from dpfed_core.privacy.budget_records import RECOGNISED_BY
 from dpfed_core.privacy.statement import epsilon_left, epsilon_that_holds
-from dpfed_core.privacy.odometer import BudgetOdometer, PlannedRelease, dataset_key
+from dpfed_core.privacy.odometer import BudgetOdometer, PlannedRelease
 from dpfed_core.privacy.store import Store
 
 #: Label of the cap control, as named in refusal messages.
@@ -129,7 +129,7 @@ def charged_audit(store: Store, dataset: FederatedDataset, entity, *, methods, e
     from dpfed_core.audit.membership import is_summable, run_audit
     from dpfed_core.evaluation.budget import plan_audit
 
-    key = dataset_key(dataset)
+    key = BudgetOdometer(store).account_key(dataset)
     methods = list(methods)
     reads_all = audit_kwargs.get("others") == "data" and any(is_summable(m) for m in methods)
     plans = plan_audit(dataset, entity, methods, epsilons, delta, seed=audit_kwargs.get("seed"),
@@ -216,7 +216,7 @@ def render_budget(store: Store, dataset: FederatedDataset, key: str | None = Non
             try:
                 # through the data itself when the view is of it: a cap registers data the store did not
                 # know (a first cap before any release), and sets its account's cap for a re-export
-                odo.set_cap(dataset if view["key"] == dataset_key(dataset) else view["key"], new_e, new_d,
+                odo.set_cap(dataset if view["key"] == odo.account_key(dataset) else view["key"], new_e, new_d,
                             confirm_raise=raising, refuse_below_spent=True, note="dashboard")
                 st.session_state.pop("budget_cap_pending", None)
                 view = budget_view(store, dataset, view["key"], odo=odo)

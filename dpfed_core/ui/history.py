@@ -37,10 +37,12 @@ _ARRAYS = ("CREATE TABLE IF NOT EXISTS dashboard_arrays ("
 
 
 def owner_key(dataset) -> str:
-    """The data owner's key: the odometer's content key of the whole dataset."""
-    from dpfed_core.privacy.odometer import dataset_key
+    """The data owner's key: the name the owner's store gives the whole dataset's account (its content key
+    under the store's secret)."""
+    from dpfed_core.privacy.odometer import BudgetOdometer
+    from dpfed_core.privacy.store import Store
 
-    return dataset_key(dataset)
+    return BudgetOdometer(Store(None)).account_key(dataset)
 
 
 def owner_store(dataset, key: str | None = None):
