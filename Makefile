@@ -27,8 +27,10 @@ flower: $(DEPLOY_STAMP)
 run: $(STAMP)
 	$(BIN)/streamlit run app.py --server.port $(PORT) --server.headless true --browser.gatherUsageStats false
 
+# One worker per core; a worker that runs out of tests takes some from the other (about half the time of one process
+# on two cores).
 test: $(STAMP) $(DEPLOY_STAMP)
-	$(BIN)/python -m pytest -q
+	$(BIN)/python -m pytest -q -n auto --dist worksteal
 
 # Mutation testing of the DP tests (tests/mutants.py): every deliberate privacy bug must be caught.
 mutants: $(STAMP)
