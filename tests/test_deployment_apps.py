@@ -1515,12 +1515,14 @@ def test_a_site_that_does_not_decide_stops_the_run_before_any_share_and_the_othe
     with pytest.raises(sa.DeploymentRunError, match="site policy decisions: no reply within 30 s from clinic C") as err:
         run.site_decisions([1, 2, 3])
     assert told == [1, 2] and err.value.ledger_rows == 0
-    # a refusal, and a decision that is neither word (no acceptance): the run stops as at a refusal
-    for decision, rule, said in (("refused", "max_epsilon", r" — clinic C \(rule max_epsilon\)"), ("", "", "")):
+    # a refusal, and a decision that is neither word (no acceptance, named as a reply that is no decision): the
+    # run stops before any share and the sites that accepted are told
+    for decision, rule, said in (("refused", "max_epsilon", r"1 of 3 site\(s\) refused the run — clinic C \(rule max_epsilon\)"),
+                                 ("", "", r"site policy decision from clinic C: the reply is no decision")):
         told.clear()
         t.send_and_receive = lambda msgs, timeout, d=decision, r=rule: accepted + [_reply(3, {"meta": {
             "entity": "clinic C", "decision": d, "rule": r, "message": "above" if d else ""}})]
-        with pytest.raises(sa.DeploymentRunError, match=r"1 of 3 site\(s\) refused the run" + said):
+        with pytest.raises(sa.DeploymentRunError, match=said):
             run.site_decisions([1, 2, 3])
         assert told == [1, 2]
 

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
-import hmac
 import json
 import math
 import sqlite3
@@ -24,6 +23,7 @@ import numpy as np
 
 from dpfed_core.data.dataset import FederatedDataset
 from dpfed_core.errors import DpfedError
+from dpfed_core.privacy.fingerprint import keyed_key  # noqa: F401  (the account name, beside the key it names)
 from dpfed_core.privacy.store import StoreError, actor, now_iso, process_gone, process_identity
 
 #: Relative slack of the cap comparison (floating-point sums of ε shares).
@@ -101,15 +101,6 @@ def dataset_key(dataset: FederatedDataset) -> str:
         del _KEY_MEMO[k]
     _KEY_MEMO[id(dataset)] = (weakref.ref(dataset), key)
     return key
-
-
-def keyed_key(secret: bytes, content_key: str) -> str:
-    """The name a store gives a dataset's account: ``"dk-" + 40 hex digits`` of HMAC-SHA256 of its
-    content key (:func:`dataset_key`) under the store's secret. The content key alone would let whoever
-    holds the store file (or a document naming the account) and every other row of the data test whether
-    a person is in it: hash the table with and without that person and compare. Keyed, the same data has
-    the same name in one store (and in every store sharing its secret) and unrelated names elsewhere."""
-    return "dk-" + hmac.new(secret, content_key.encode("utf-8"), hashlib.sha256).hexdigest()[:40]
 
 
 def _dataset_key(dataset: FederatedDataset) -> str:

@@ -612,3 +612,12 @@ def is_same_people(m: PeopleMatch) -> bool:
     """The account decision: enough of one side's people are in the other (containment either way,
     :data:`CONTAINMENT_THRESHOLD`) and at least :data:`MIN_MATCHED_USERS` of them."""
     return m.contained >= CONTAINMENT_THRESHOLD and min(m.matched_new, m.matched_stored) >= MIN_MATCHED_USERS
+
+
+def keyed_key(secret: bytes, content_key: str) -> str:
+    """The name a store gives a dataset's account: ``"dk-" + 40 hex digits`` of HMAC-SHA256 of its
+    content key (:func:`~dpfed_core.privacy.budget_records.dataset_key`) under the store's secret. The content key alone would let whoever
+    holds the store file (or a document naming the account) and every other row of the data test whether
+    a person is in it: hash the table with and without that person and compare. Keyed, the same data has
+    the same name in one store (and in every store sharing its secret) and unrelated names elsewhere."""
+    return "dk-" + hmac.new(secret, content_key.encode("utf-8"), hashlib.sha256).hexdigest()[:40]

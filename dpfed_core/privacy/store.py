@@ -44,7 +44,7 @@ from dpfed_core.errors import DpfedError
 SCHEMA_VERSION = 4
 
 #: The first schema whose accounts are named by their keyed name (``dk-``, :func:`~dpfed_core.privacy.
-#: budget_records.keyed_key`); an older store's content keys (``ds-``) are renamed when it is opened for writing.
+#: fingerprint.keyed_key`); an older store's content keys (``ds-``) are renamed when it is opened for writing.
 KEYED_NAMES_VERSION = 4
 
 #: A content key as older stores wrote it (:func:`~dpfed_core.privacy.budget_records.dataset_key`).
@@ -607,9 +607,8 @@ class Store:
         caller's transaction (all or nothing; balances, caps, aliases and reservations stay as they are under
         the new name). The secret is created when the store has none and nothing was keyed with one yet;
         a store whose secret is missing or another is refused, as every keyed operation refuses it."""
-        from dpfed_core.privacy.budget_records import keyed_key
         from dpfed_core.privacy.fingerprint import (ITEM_SETS_FP_VERSION, FingerprintKeyError, create_secret,
-                                                    read_secret, secret_id, secret_path)
+                                                    keyed_key, read_secret, secret_id, secret_path)
 
         tables = [r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type = 'table' "
                                             "AND name NOT LIKE 'sqlite_%'")]
