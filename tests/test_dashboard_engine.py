@@ -879,7 +879,7 @@ def test_equal_scores_share_a_rank_and_the_cut_through_a_tie_is_said():
 
 
 def test_a_top_n_below_1_is_one_error_naming_the_control_not_a_list_cut_from_its_end():
-    """n = −2 used to list every candidate but the last two (a slice from the end)."""
+    """A negative n is refused, not read as a slice from the end (n = −2 would list every candidate but the last two)."""
     ds, split, result, entity, user, row, hidden = _scored_run()
     assert len(dash.recommend_table(ds, split, result, entity, user, n=1)) == 1
     for n in (0, -2, 1.5):

@@ -52,8 +52,8 @@ def test_the_released_catalogue_keys_outlive_a_later_stages_public_result():
 
 
 def test_broadcast_catalogue_keys_that_are_no_distinct_bucket_numbers_are_refused():
-    """A key −1 used to wrap onto bucket 4095 (marking the site's items there released), a repeated key
-    gave two rows of V one bucket."""
+    """A key −1 would wrap onto bucket 4095 (marking the site's items there released) and a repeated key
+    would give two rows of V one bucket: the site refuses both."""
     from dpfed_core.errors import DpfedError
 
     ca._store_public(_context(), ca.CATALOGUE_STAGE, {"keys": np.array([0, 9, 4095])})

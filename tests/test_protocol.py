@@ -144,8 +144,8 @@ def test_recommend_excludes_seen(small):
 
 @pytest.mark.parametrize("n", [0, -3, 2.5, "5", True, None])
 def test_a_recommendation_list_length_that_is_no_whole_number_above_0_is_one_error_naming_n(small, n):
-    """A negative n used to cut the list from its end (all items but the last |n|), a fraction was
-    truncated, and a string failed in Python's words."""
+    """A length that is no whole number ≥ 1 is refused naming n: a negative n would cut the list from its end
+    (all items but the last |n|), a fraction would be truncated, and a string would fail in Python's words."""
     model = FederatedRecommender("kmeans", k=5, rank=3, random_state=0).fit(small)
     with pytest.raises(ConfigError, match="n, the length of the recommendation list, must be a whole number of at "
                                           f"least 1, got {n!r}") as err:
