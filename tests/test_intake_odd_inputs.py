@@ -827,11 +827,11 @@ def test_a_repeated_header_written_with_a_mark_or_odd_spaces_is_skipped_in_text_
                           zip(["user", "item", "rating", "hospital"], odd.split(","), ["u1", "i1", "3", "h1"])})
     for frame in (plain, plain.astype("category"), plain.astype("str")):
         notes: list[str] = []
-        kept = _skip_repeated_headers(frame, "t.csv", True, list(frame.columns), notes)
+        kept = _skip_repeated_headers(frame, "t.csv", True, list(frame.columns), notes, True)
         assert list(kept.index) == [1] and notes[0].startswith("skipped 1 line repeating the header (line 2)"), notes
     data_row = plain.copy()
     data_row.loc[0, "rating"] = "\u00a0ratings"
-    assert np.array_equal(_skip_repeated_headers(data_row, "t.csv", True, list(plain.columns), []).index, [0, 1])
+    assert np.array_equal(_skip_repeated_headers(data_row, "t.csv", True, list(plain.columns), [], True).index, [0, 1])
 
 
 def test_true_false_words_in_a_text_value_column_read_as_a_parquet_boolean_column_does(tmp_path):

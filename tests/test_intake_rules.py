@@ -522,6 +522,31 @@ def test_a_header_less_reading_that_does_not_fit_the_file_says_which_way_to_turn
     assert exc.value.param == "no_header"
 
 
+@pytest.mark.parametrize("lead", ["sep=,\n", "\n\n", "\nsep=,\n"])
+def test_a_header_read_as_data_is_named_after_a_sep_line_or_blank_lines(tmp_path, lead):
+    """Lines skipped before the first row (an export's ``sep=`` line, blank lines) do not hide that the
+    first row read header-less is the header: the value check and the ids' check both say so, and the
+    line they name is the header's own."""
+    from dpfed_core.data.loaders import load_data
+
+    line = lead.count("\n") + 1
+    named = tmp_path / "t.csv"
+    named.write_text(lead + "user,item,rating,site\nu1,a,5,A\nu2,b,4,A\n")
+    bare = dict(user_col="column 1", item_col="column 2", value_col="column 3", entity_col="column 4",
+                value_kind="ratings", entities_from_data=True)
+    with pytest.raises(DataError, match=rf"line {line}\): column 'column 3' holds 'rating' .* first line looks like a "
+                                        r"header, and this file was read without one: leave out --no-header") as exc:
+        load_data(named, no_header=True, **bare)
+    implicit = tmp_path / "i.csv"
+    implicit.write_text(lead + "user,item,site\n1,10,A\n2,11,A\n3,10,B\n")
+    ids = dict(user_col="column 1", item_col="column 2", entity_col="column 3", value_kind="implicit",
+               entities_from_data=True)
+    with pytest.raises(DataError, match=rf"line {line}\) holds 'user', 'item' where the rest of their columns hold "
+                                        r"numbers: the first line looks like a header.*leave out --no-header") as exc:
+        load_data(implicit, no_header=True, **ids)
+    assert exc.value.param == "no_header"
+
+
 def test_a_workbook_or_an_archive_given_as_a_list_is_named_as_such(tmp_path):
     import zipfile
 

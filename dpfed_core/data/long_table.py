@@ -374,12 +374,12 @@ def _dot_grouped(raw: pd.Series) -> str | None:
     return str(texts[dotted].iloc[0])
 
 
-def _refuse_header_read_as_data(df: pd.DataFrame, label: str, from_text, columns: list[str]) -> None:
+def _refuse_header_read_as_data(df: pd.DataFrame, label: str, from_text, columns: list[str], header: bool) -> None:
     """A file read without a header whose first line names its columns: in a column of numbers (ids),
     a first cell that is no number and appears nowhere else is the column's name; where every id is a
     word, a first row of words whose cells each appear in no other row is the header. Read as data it
     would be a made-up user, item or entity; the value column's own check names it when there is one."""
-    if not _read_without_header(from_text) or len(df) < 2:
+    if header or len(df) < 2:
         return
     named = []
     for col in dict.fromkeys(columns):
@@ -413,11 +413,11 @@ def _refuse_header_read_as_data(df: pd.DataFrame, label: str, from_text, columns
             "read without one: leave out --no-header.", param="no_header")
 
 
-def _refuse_data_read_as_header(df: pd.DataFrame, label: str, from_text, columns: list[str]) -> None:
+def _refuse_data_read_as_header(df: pd.DataFrame, label: str, from_text, columns: list[str], header: bool) -> None:
     """A text file read with a header whose used columns' names are values of those columns below
     (:func:`~dpfed_core.data.tables.names_as_values`: ``p1,d1,2,h0`` above more rows of user p1 in entity
     h0): its first line is a data row, and read as the header that row would be lost without a word."""
-    if from_text is False or _read_without_header(from_text):
+    if from_text is False or not header:
         return
     named = names_as_values(df[list(dict.fromkeys(columns))])
     if len(named) >= 2:
@@ -438,12 +438,12 @@ def _rows_of_first(s: pd.Series) -> int:
 
 
 def _skip_repeated_headers(df: pd.DataFrame, label: str, from_text, columns: list[str],
-                           notes: list[str]) -> pd.DataFrame:
+                           notes: list[str], header: bool) -> pd.DataFrame:
     """Rows of a text table that write each used column's own name in it: the header line again, as
     files joined one after another carry it (`cat a.csv b.csv`). No data row is so: read as one it would
     be a user 'user' with the item 'item' in an entity 'site' (or a value 'rating' refused as no number).
     Skipped with a note naming their lines, as a blank line is."""
-    if from_text is False or _read_without_header(from_text) or len(df) == 0:
+    if from_text is False or not header or len(df) == 0:
         return df
     again = np.ones(len(df), dtype=bool)
     for col in dict.fromkeys(columns):
@@ -462,13 +462,13 @@ def _skip_repeated_headers(df: pd.DataFrame, label: str, from_text, columns: lis
 
 
 def _with_user_attributes(df: pd.DataFrame, label: str, from_text, columns: list[str], user_col: str,
-                          user_attributes: tuple[pd.DataFrame, str], notes: list[str]) -> pd.DataFrame:
+                          user_attributes: tuple[pd.DataFrame, str], notes: list[str], header: bool) -> pd.DataFrame:
     """The table with a user-attribute table joined on the user id
     (:func:`~dpfed_core.data.upload.join_user_attributes`). Lines repeating the table's header are skipped
     first, by the rule of a table read alone: joined, such a line is a user named like the user column
     ('user') that no attribute row has, and the join would refuse the upload for it."""
     own = [c for c in columns if c in df.columns]  # a missing one is named by the column check after the join
-    df = _skip_repeated_headers(df, label, from_text, own, notes)
+    df = _skip_repeated_headers(df, label, from_text, own, notes, header)
     return join_user_attributes(df, user_col, *user_attributes)
 
 
@@ -507,15 +507,9 @@ def _true_false(raw: pd.Series, vals: pd.Series, label: str, from_text, value_co
     return vals
 
 
-def _read_without_header(from_text) -> bool:
-    """Whether ``from_text`` (:func:`~dpfed_core.data.tables.read_table`'s) says the first line was data."""
-    if isinstance(from_text, np.ndarray):
-        return from_text.size > 0 and int(from_text[0]) == 1
-    return not isinstance(from_text, bool) and from_text == 1
-
-
 def _values(df: pd.DataFrame, label: str, from_text: bool | int, value_col: str | None, value_kind: str,
-            value_max: float, over_max: str | None, notes: list[str], *, declared: bool = True) -> np.ndarray:
+            value_max: float, over_max: str | None, notes: list[str], *, declared: bool = True,
+            header: bool = True) -> np.ndarray:
     """The value of every row as float64 (1 per row for an event log), checked: numeric, finite, ≥ 0,
     and within the declared bound.
 
@@ -532,7 +526,7 @@ def _values(df: pd.DataFrame, label: str, from_text: bool | int, value_col: str 
             shown = str(raw.loc[first])
             # read header-less, a header's words are the first data row: say so rather than "a bad value"
             header_hint = ("The first line looks like a header, and this file was read without one: leave out "
-                           "--no-header. " if _read_without_header(from_text) and first == 0 and int(bad.sum()) == 1
+                           "--no-header. " if not header and first == 0 and int(bad.sum()) == 1
                            else "")
             raise DataError(
                 f"{_row_ref(label, first, from_text)}: column '{value_col}' holds {_cell(raw.loc[first])} "
@@ -1060,6 +1054,7 @@ def _build(
     entities_from_data: bool = False,
     item_features: Any = None,
     undeclared_entities: str = "drop",
+    header: bool = True,
 ) -> FederatedDataset:
     """Validate a long table and build the dataset (see :func:`load_long_table` for the rules)."""
     if undeclared_entities not in ("drop", "error"):
@@ -1089,7 +1084,7 @@ def _build(
         params[item_name_col] = "item_name_col"
     _check_columns(df, label, needed, params)
     # every column of the file, as the reader saw it under a header (a header-less file's are positions)
-    wide = wide_item_columns(df.attrs.get("file_columns", []), _read_without_header(from_text))
+    wide = wide_item_columns(df.attrs.get("file_columns", []), not header)
     for col, param in ((item_col, "item_col"), (value_col, "value_col")):
         if col in wide:
             # one of item1 … item200 read as the item or value column would give every user its cells as
@@ -1104,16 +1099,17 @@ def _build(
                             f"row as the {role} needs: take it from another column{f' ({param})' if param else ''}, "
                             "or write the column as plain text or numbers", param=param)
     # a header alone, or a header and only its repeats: no data row either way
-    df = _skip_repeated_headers(df, label, from_text, list(needed), notes)
+    df = _skip_repeated_headers(df, label, from_text, list(needed), notes, header)
     if len(df) == 0:
         raise DataError(f"{label} has a header but no data rows. Nothing to load.")
     if value_col is None:  # with one, its own check names a header read as data
-        _refuse_header_read_as_data(df, label, from_text, [c for c in needed])
-    _refuse_data_read_as_header(df, label, from_text, list(needed))
+        _refuse_header_read_as_data(df, label, from_text, [c for c in needed], header)
+    _refuse_data_read_as_header(df, label, from_text, list(needed), header)
     _refuse_rows_in_one_field(df, label, from_text, list(needed))  # before: merged rows leave fields empty
     df = _reject_or_drop_missing(df, label, from_text, needed, drop_missing, notes,
                                  numeric=(value_col,) if value_col is not None else ())
-    v = _values(df, label, from_text, value_col, value_kind, value_max, over_max, notes, declared=declared_max)
+    v = _values(df, label, from_text, value_col, value_kind, value_max, over_max, notes, declared=declared_max,
+                header=header)
     if value_kind == "implicit" and value_max != 1.0:
         # every value is now 0 or 1: a larger declared bound would only scale the DP noise up for nothing
         notes.append(f"implicit values are read as 0/1, so their public bound is 1, not the declared {value_max:g}")
@@ -1327,7 +1323,7 @@ def load_long_table(
     notes = list(ent_list.notes) if ent_list is not None else []
     try:
         if user_attributes is not None:
-            df = _with_user_attributes(df, label, from_text, cols, user_col, user_attributes, notes)
+            df = _with_user_attributes(df, label, from_text, cols, user_col, user_attributes, notes, header)
         return _build(
             df,
             label,
@@ -1352,6 +1348,7 @@ def load_long_table(
             entities_from_data=entities_from_data,
             item_features=features,
             undeclared_entities=undeclared_entities,
+            header=header,
         )
     finally:
         del df
