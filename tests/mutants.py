@@ -1041,6 +1041,16 @@ REPLY_UNITS = (f"{REPLY_TESTS}::test_a_sites_prototypes_counts_and_ledger_rows_a
 REPLY_COOC_WIDE = f"{REPLY_TESTS}::test_shares_that_all_miss_the_methods_public_length_end_the_run_at_their_arrival"
 REPLY_WIDTH = "P.ndim != 2 or (n_columns is not None and P.shape[1] != n_columns)"
 REPLY_IDENTITY = "decided is not None and name != decided or int(idx) != int(decided_index)"
+DSHARE_ONE_ENTITY = (f"{REPLY_TESTS}::test_two_accepting_replies_under_one_entity_are_refused_before_either_is_"
+                     "recorded")
+DSHARE_ONE_ENTITY_RUN = (f"{REPLY_TESTS}::test_two_sites_accepting_as_one_entity_end_the_run_at_the_decisions_and_"
+                         "every_accepting_site_withdraws")
+DSHARE_NO_DECISION_KEY = (f"{REPLY_TESTS}::test_a_silent_site_beside_a_reply_without_a_decision_ends_the_run_naming_"
+                          "the_silent_site")
+DSHARE_RANGE = f"{REPLY_TESTS}::test_a_masked_entry_outside_the_modulus_range_is_refused_naming_the_site_and_the_range"
+DSHARE_RANGE_RUN = f"{REPLY_TESTS}::test_a_masked_vector_outside_the_modulus_range_ends_the_run_at_its_arrival"
+DSHARE_DUMP = f"{REPLY_TESTS}::test_a_refused_masked_vector_is_not_copied_to_the_dump_folder"
+DSHARE_IN_RANGE = "p.size == 0 or p.min() >= 0 and p.max() < modulus"
 
 MUTANTS = (
     # the dashboard's pages (scripts: edited at module level) and the method catalogue they show. What a
@@ -1844,8 +1854,9 @@ MUTANTS = (
            "secagg_threshold(len(nodes), int(method.max_dropouts), len(nodes))", (SUM_OF_CONTRIBUTORS,)),
     Mutant("server-proceeds-without-a-sites-decision", SERVER, "_Run.site_decisions",
            "self.transport.check_replies(msgs, replies, 'site policy decisions')", "None", (UNDECIDED,)),
-    Mutant("undecided-run-never-withdrawn", SERVER, "_Run.site_decisions", "self.withdraw(accepted)", "''",
-           (UNDECIDED,), nth=0),
+    Mutant("undecided-run-never-withdrawn", SERVER, "_Run.site_decisions",
+           "self.stop_before_any_share(str(exc), replies)", "DeploymentRunError(str(exc), ledger_rows=0)",
+           (UNDECIDED,)),
     Mutant("failed-run-never-withdrawn", SERVER, "_Run.run",
            "self.withdraw([n for n in nodes if n not in self.dropped], WITHDRAW_AFTER_FAILURE, "
            "min(self.transport.round_timeout, WITHDRAW_TIMEOUT_S))", "''",
@@ -7564,6 +7575,26 @@ MUTANTS = (
     Mutant("keyed-resume-by-name-and-size-only", EXPERIMENTS, "_resumable_runs",
            'isinstance(old_key, str) and old_key.startswith("dk-") and new_key is not None', "False",
            (KEYED_RESUME,)),
+    # the deployed server's decision step (every way it stops before any share goes through one function)
+    # and the range of a SecAgg+ masked vector's entries
+    Mutant("dshare-stopped-decisions-never-withdrawn", SERVER, "_Run.stop_before_any_share",
+           "self.withdraw(accepted)", "''", (UNDECIDED, DSHARE_ONE_ENTITY)),
+    Mutant("dshare-one-entity-twice-needs-three", SERVER, "_Run.site_decisions", "len(ns) > 1", "len(ns) > 2",
+           (DSHARE_ONE_ENTITY, DSHARE_ONE_ENTITY_RUN)),
+    Mutant("dshare-decision-read-without-its-key", SERVER, "decision_of",
+           "reply.has_error() or 'meta' not in reply.content.keys() or 'decision' not in reply.content['meta'].keys()",
+           "reply.has_error() or 'meta' not in reply.content.keys()", (DSHARE_NO_DECISION_KEY,)),
+    Mutant("dshare-undecided-site-told-to-withdraw", SERVER, "_Run.stop_before_any_share",
+           "decision_of(r) == 'accepted'", "decision_of(r) != 'refused'", (DSHARE_NO_DECISION_KEY,)),
+    Mutant("dshare-masked-entry-at-the-modulus-kept", SERVER, "check_masked", "p.max() < modulus",
+           "p.max() <= modulus", (DSHARE_RANGE, f"{DSHARE_RANGE_RUN}[masked-modulus]")),
+    Mutant("dshare-masked-negative-entry-kept", SERVER, "check_masked", DSHARE_IN_RANGE,
+           "p.size == 0 or p.max() < modulus", (DSHARE_RANGE, f"{DSHARE_RANGE_RUN}[masked-negative]")),
+    Mutant("dshare-masked-fraction-kept", SERVER, "check_masked", "np.issubdtype(p.dtype, np.integer)",
+           "np.issubdtype(p.dtype, np.number)", (DSHARE_RANGE, f"{DSHARE_RANGE_RUN}[masked-float]")),
+    Mutant("dshare-masked-range-is-the-quantisation-range", SERVER, "_SecureSum.__call__._LoggingGrid.send_and_receive",
+           "check_masked(site, f'masked share ({label})', r, length, modulus)", "target",
+           (f"{DSHARE_RANGE_RUN}[masked-negative]", DSHARE_DUMP), arg=4),
 )
 
 

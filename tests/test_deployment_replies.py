@@ -22,8 +22,9 @@ KMEANS = RunConfig(method="kmeans", k=4, rank=3, max_iter=30, simulation=True, s
 
 
 def tampered_run(monkeypatch, kind: str, cfg: RunConfig, declared: bool = True,
-                 site: str = "clinic B") -> tuple[str, list]:
-    """Run ``cfg`` with ``site``'s replies tampered as ``kind``; returns (the run's error, result files)."""
+                 site: str = "clinic B", dump_dir: Path | None = None) -> tuple[str, list]:
+    """Run ``cfg`` with ``site``'s replies tampered as ``kind`` (the server's copies of the replies in
+    ``dump_dir``, if given); returns (the run's error, result files)."""
     from dpfed_core.deployment.launcher import Guard
     from dpfed_core.deployment.simulation_engine import SimulatedFederation
 
@@ -39,7 +40,8 @@ def tampered_run(monkeypatch, kind: str, cfg: RunConfig, declared: bool = True,
         with SimulatedFederation(shards, None, ds.entity_names, guard=guard,
                                  site_policy=lab_policy(guard.path)) as fed:
             with pytest.raises(DeploymentError) as err:
-                run_deployed(ds, cfg, federation=fed, round_timeout=60, timeout=240, engine="simulation")
+                run_deployed(ds, cfg, federation=fed, round_timeout=60, timeout=240, engine="simulation",
+                             dump_dir=dump_dir)
             written = list(Path(fed.dir).glob("result_*"))
     finally:
         guard.close()
@@ -76,8 +78,6 @@ def test_a_prototype_sites_bad_reply_ends_the_run_naming_the_site_and_the_messag
 
 
 POPULARITY = RunConfig(method="dp-popularity", epsilon=1.0, rank=3, simulation=True, aggregation="secure")
-
-
 SHARE_CASES = [
     ("share-long", True, r"masked share \(SecAgg\+ collect masked vectors\)",
      "a share of 41 entries, while the other sites' have 40"),
@@ -106,20 +106,66 @@ def _masked_reply(*parts):
         RECORD_KEY_CONFIGS: {Key.MASKED_PARAMETERS: [ndarray_to_bytes(np.asarray(p)) for p in parts]}}))
 
 
+M = 2 ** 32  # SecAgg+'s modulus (secagg_ranges)
+
+
 def test_a_masked_share_is_read_for_its_public_length_and_finiteness_only():
     from dpfed_core.deployment.server_app import DeploymentRunError, check_masked
 
-    share = check_masked("clinic B", "masked share", _masked_reply([7], np.arange(5.0)), 5)
-    assert share.tolist() == [0.0, 1.0, 2.0, 3.0, 4.0]
-    assert check_masked("clinic B", "masked share", _masked_reply([7], np.arange(6.0)), None).size == 6
-    for parts, length, problem in [(([7], np.arange(6.0)), 5, r"shape \(6,\), expected \(5,\)"),
-                                   (([7], np.arange(4.0)), 5, r"shape \(4,\), expected \(5,\)"),
-                                   (([7], np.arange(6.0).reshape(2, 3)), None, r"shape \(2, 3\)"),
+    share = check_masked("clinic B", "masked share", _masked_reply([7], np.arange(5)), 5, M)
+    assert share.tolist() == [0, 1, 2, 3, 4]
+    assert check_masked("clinic B", "masked share", _masked_reply([7], np.arange(6)), None, M).size == 6
+    for parts, length, problem in [(([7], np.arange(6)), 5, r"shape \(6,\), expected \(5,\)"),
+                                   (([7], np.arange(4)), 5, r"shape \(4,\), expected \(5,\)"),
+                                   (([7], np.arange(6).reshape(2, 3)), None, r"shape \(2, 3\)"),
                                    (([7], [0.0, np.nan, 1.0]), 3, "not finite"),
-                                   (([np.inf], [0.0, 2.0, 1.0]), 3, "not finite"),
-                                   ((np.arange(3.0),), 3, "weight entry and the share")]:
+                                   (([np.inf], [0, 2, 1]), 3, "not finite"),
+                                   ((np.arange(3),), 3, "weight entry and the share")]:
         with pytest.raises(DeploymentRunError, match=f"masked share from clinic B: .*{problem}"):
-            check_masked("clinic B", "masked share", _masked_reply(*parts), length)
+            check_masked("clinic B", "masked share", _masked_reply(*parts), length, M)
+
+
+def test_a_masked_entry_outside_the_modulus_range_is_refused_naming_the_site_and_the_range():
+    """SecAgg+ sums the masked vectors modulo M: an entry below 0, at or above M, or not an integer
+    would change the unmasked sum without a word (or fail in Flower's arithmetic)."""
+    from dpfed_core.deployment.server_app import DeploymentRunError, check_masked
+
+    # the largest and smallest entries SecAgg+'s masking gives (int64 on the wire), weight entry included
+    for weight, share in [([M - 1], np.array([0, M - 1, 5], dtype=np.int64)),
+                          ([0], np.array([0, 0, 0], dtype=np.uint32))]:
+        assert check_masked("clinic B", "masked share", _masked_reply(weight, share), 3, M).tolist() == share.tolist()
+    for weight, share in [([7], [0, -1, 5]), ([7], [0, M, 5]), ([-1], [0, 1, 5]), ([M], [0, 1, 5]),
+                          ([7], [0.0, 1.5, 5.0]), ([7], [0.0, 1.0, 5.0]), ([7.0], [0, 1, 5])]:
+        with pytest.raises(DeploymentRunError, match=r"masked share from clinic B: the masked vector has entries "
+                                                     r"that are not integers in \[0, 4294967296\)"):
+            check_masked("clinic B", "masked share", _masked_reply(weight, np.asarray(share)), 3, M)
+
+
+MASKED_CASES = ["masked-negative", "masked-modulus", "masked-float"]
+
+
+@pytest.mark.parametrize("kind", MASKED_CASES)
+def test_a_masked_vector_outside_the_modulus_range_ends_the_run_at_its_arrival(monkeypatch, kind):
+    message, written = tampered_run(monkeypatch, kind, POPULARITY)
+    assert (r"masked share (SecAgg+ collect masked vectors) from clinic B: the masked vector has entries that are "
+            "not integers in [0, 4294967296)") in message, message
+    assert message.count("from clinic B") == 1 and "Traceback" not in message
+    assert "kept their charge" in message and written == []
+
+
+def test_a_refused_masked_vector_is_not_copied_to_the_dump_folder(monkeypatch, tmp_path):
+    """The server's compliance copy holds the masked vectors it checked: a step whose shares are
+    refused (clinic B's one entry longer than the others') leaves none of them there, while the
+    steps before it (SecAgg+'s keys) are copied."""
+    import json
+
+    from dpfed_core.deployment.server_app import SECAGG_FIT_STEP
+
+    message, written = tampered_run(monkeypatch, "share-long", POPULARITY, dump_dir=tmp_path / "dump")
+    assert "a share of 41 entries, while the other sites' have 40" in message, message
+    labels = [json.loads(p.read_text())["label"] for p in (tmp_path / "dump").glob("*.json")]
+    assert f"secagg{SECAGG_FIT_STEP - 1}" in labels, labels
+    assert not any(label.startswith(f"secagg{SECAGG_FIT_STEP}") for label in labels), labels
 
 
 def test_a_sites_prototypes_counts_and_ledger_rows_are_checked_and_a_noisy_negative_count_is_kept():
@@ -217,3 +263,77 @@ def test_a_decision_the_server_cannot_read_ends_the_run_and_the_sites_that_accep
     assert "site policy decision from clinic B: the reply is no decision" in message, message
     assert "nothing was released by any site; 2 of the 2 site(s) that accepted gave their charge back" in message
     assert written == []
+
+
+def test_two_sites_accepting_as_one_entity_end_the_run_at_the_decisions_and_every_accepting_site_withdraws(
+        monkeypatch):
+    """clinic B's decision names clinic A: both would be charged, asked for releases and fitted as one
+    entity. The run stops before any share, naming the entity and both nodes, and every site that
+    accepted (the two as well) is told to give its charge back."""
+    import re
+
+    message, written = tampered_run(monkeypatch, "same-entity", KMEANS)
+    assert re.search(r"site policy decisions: nodes \d+, \d+ accepted as the same entity 'clinic A' \(give every "
+                     r"SuperNode its own shard\); nothing was released by any site; 3 of the 3 site\(s\) that "
+                     r"accepted gave their charge back", message), message
+    assert written == []
+
+
+def deciding_run(monkeypatch) -> tuple:
+    """A server run at its decision step, without a grid: ``(run, nodes told to withdraw, a reply maker)``;
+    set ``run.transport.send_and_receive`` to hand it the replies."""
+    from types import SimpleNamespace
+
+    from tests.test_deployment_apps import _reply, _run, sa
+
+    monkeypatch.setattr(sa, "Message", lambda content, dst_node_id, message_type: SimpleNamespace(
+        content=content, metadata=SimpleNamespace(dst_node_id=dst_node_id, message_type=message_type)))
+    run = _run(3)
+    run.config_json, run.decisions = "{}", []
+    told: list[int] = []
+    run.withdraw = lambda nodes: told.extend(nodes) or ""
+    t = run.transport
+    t.log = t.dump = t.progress = lambda *a, **k: None
+    return run, told, _reply
+
+
+def test_two_accepting_replies_under_one_entity_are_refused_before_either_is_recorded(monkeypatch):
+    from dpfed_core.deployment.server_app import DeploymentRunError
+
+    run, told, _reply = deciding_run(monkeypatch)
+    t = run.transport
+
+    def decision(node, entity, word="accepted"):
+        return _reply(node, {"meta": {"entity": entity, "decision": word, "rule": "", "message": "", "index": node}})
+
+    t.send_and_receive = lambda msgs, timeout: [decision(7, "clinic A"), decision(5, "clinic B"),
+                                                decision(6, "clinic A")]
+    with pytest.raises(DeploymentRunError, match="site policy decisions: nodes 6, 7 accepted as the same entity "
+                                                 "'clinic A'") as err:
+        run.site_decisions([5, 6, 7])
+    assert sorted(told) == [5, 6, 7] and err.value.ledger_rows == 0
+    assert t.entity_of_node == {} and t.index_of_node == {}
+    # one of the two refused: a refusal, not two entities in the run (the accepting site is told)
+    told.clear()
+    t.send_and_receive = lambda msgs, timeout: [decision(7, "clinic A"), decision(5, "clinic B"),
+                                                decision(6, "clinic A", "refused")]
+    with pytest.raises(DeploymentRunError, match=r"1 of 3 site\(s\) refused the run"):
+        run.site_decisions([5, 6, 7])
+    assert sorted(told) == [5, 7]
+
+
+def test_a_silent_site_beside_a_reply_without_a_decision_ends_the_run_naming_the_silent_site(monkeypatch):
+    """A reply whose meta record lacks ``decision`` is no acceptance (not a KeyError of the server): the
+    run stops at the silent site, and only the site that accepted is told to withdraw."""
+    from dpfed_core.deployment.server_app import DeploymentRunError
+
+    run, told, _reply = deciding_run(monkeypatch)
+    t = run.transport
+    t.entity_of_node = {3: "clinic C"}
+    t.send_and_receive = lambda msgs, timeout: [
+        _reply(1, {"meta": {"entity": "clinic 1", "decision": "accepted", "rule": "", "message": ""}}),
+        _reply(2, {"meta": {"entity": "clinic 2", "rule": "", "message": ""}})]
+    with pytest.raises(DeploymentRunError, match="site policy decisions: no reply within 30 s from clinic C .*; "
+                                                 "nothing was released by any site") as err:
+        run.site_decisions([1, 2, 3])
+    assert told == [1] and err.value.ledger_rows == 0

@@ -98,6 +98,8 @@ WITHDRAW_AFTER_FAILURE = ("the run failed before it finished (public run configu
 #: can give it back by itself, ``site withdraw``): a node that made the run fail need not hold it up again.
 WITHDRAW_TIMEOUT_S = 10.0
 WITHDRAW_REPLY = "site withdrawal (withdrawn: charge given back, nothing drawn; or kept)"
+#: The fields of a site's decision (its reply's ``meta`` record), each needed to read it.
+DECISION_FIELDS = ("entity", "decision", "rule", "message")
 
 
 class DeploymentRunError(DeploymentError):
@@ -195,11 +197,12 @@ def check_coalition(site: str, what: str, meta) -> float:
     return float(value)
 
 
-def check_masked(site: str, what: str, reply: Message, length: int | None) -> np.ndarray:
+def check_masked(site: str, what: str, reply: Message, length: int | None, modulus: int) -> np.ndarray:
     """A site's masked vector of a secure sum (SecAgg+'s weight entry, then the share, every entry
-    masked): the share's length (``length``: the method's public shape; None when it states none)
-    and finite entries — public facts of a masked vector, nothing of the share. Returns the share's
-    masked part."""
+    masked): the share's length (``length``: the method's public shape; None when it states none),
+    finite entries, and integers in [0, ``modulus``) — SecAgg+ adds the vectors modulo ``modulus``, so
+    an entry outside would change the sum without a word (or fail in Flower's arithmetic). Public
+    facts of a masked vector, nothing of the share. Returns the share's masked part."""
     from flwr.common import bytes_to_ndarray
     from flwr.common.secure_aggregation.secaggplus_constants import RECORD_KEY_CONFIGS, Key
 
@@ -217,6 +220,10 @@ def check_masked(site: str, what: str, reply: Message, length: int | None) -> np
                                     f"({length if length is not None else 'n'},) (the method's public shape)")
     if not all(np.issubdtype(p.dtype, np.number) and np.all(np.isfinite(p)) for p in parts):
         raise bad_reply(site, what, "the masked vector has entries that are not finite numbers")
+    if not all(np.issubdtype(p.dtype, np.integer) and (p.size == 0 or (p.min() >= 0 and p.max() < modulus))
+               for p in parts):
+        raise bad_reply(site, what, f"the masked vector has entries that are not integers in [0, {modulus}) "
+                                    "(SecAgg+'s modulus range, which its masking reduces every entry to)")
     return share
 
 
@@ -579,13 +586,17 @@ class _SecureSum:
                     if fit and not r.has_error():
                         masked.append(transport.messages[-1])
                         # checked where it arrives: SecAgg+ would add shares of other lengths in NumPy's
-                        # words, or unmask a NaN into a sum every site is sent
+                        # words, unmask a NaN into a sum every site is sent, or reduce an entry out of
+                        # its range into another sum
                         site = transport.name(r.metadata.src_node_id)
-                        lengths[site] = check_masked(site, f"masked share ({label})", r, length).shape[0]
+                        lengths[site] = check_masked(site, f"masked share ({label})", r, length, modulus).shape[0]
+                check_share_lengths(f"masked share ({label})", lengths)
+                # the compliance copy is made of the checked replies: a refused masked vector is named in
+                # the run's error, never kept as one the server summed
+                for r in replies:
                     transport.dump(r, f"secagg{step['i']}" + (f"_{stage}" if stage else ""))
                     if r.has_error():  # SecAgg+ drops a failed node silently; keep its reason
                         failures[transport.name(r.metadata.src_node_id)] = r.error.reason
-                check_share_lengths(f"masked share ({label})", lengths)
                 answered = {r.metadata.src_node_id for r in replies}
                 quiet = [transport.name(m.metadata.dst_node_id) for m in messages
                          if m.metadata.dst_node_id not in answered]
@@ -725,31 +736,34 @@ class _Run:
             self.transport.check_replies(msgs, replies, "site policy decisions")
         except DeploymentRunError as exc:
             # A site that did not decide (silent, or its node failed) is no acceptance: the run ends
-            # before any share, as at a refusal, and the sites that accepted are told so — else each
-            # such run would keep their charge for releases they never made.
-            accepted = [r.metadata.src_node_id for r in replies if not r.has_error() and "meta" in r.content.keys()
-                        and str(r.content["meta"]["decision"]) == "accepted"]
-            raise DeploymentRunError(f"{exc}; nothing was released by any site{self.withdraw(accepted)}",
-                                     ledger_rows=0) from None
-        fields = ("entity", "decision", "rule", "message")
+            # before any share, as at a refusal, and the sites that accepted are told so
+            raise self.stop_before_any_share(str(exc), replies) from None
         unread = [r for r in replies if "meta" not in r.content.keys()
-                  or any(k not in r.content["meta"].keys() for k in fields)
+                  or any(k not in r.content["meta"].keys() for k in DECISION_FIELDS)
                   or str(r.content["meta"]["decision"]) not in ("accepted", "refused")]
         if unread:
             # a decision the server cannot read is no acceptance: the run ends as at a silent site
-            accepted = [r.metadata.src_node_id for r in replies
-                        if r not in unread and str(r.content["meta"]["decision"]) == "accepted"]
             names = sorted(str(r.content["meta"]["entity"]) if "meta" in r.content.keys()
                            and "entity" in r.content["meta"].keys() else self.transport.name(r.metadata.src_node_id)
                            for r in unread)
             why = bad_reply(", ".join(names), "site policy decision",
                             "the reply is no decision (entity, decision accepted or refused, rule, message)")
-            raise DeploymentRunError(f"{why}; nothing was released by any site{self.withdraw(accepted)}",
-                                     ledger_rows=0)
+            raise self.stop_before_any_share(str(why), replies)
+        in_order = sorted(replies, key=lambda r: nodes.index(r.metadata.src_node_id))
+        nodes_of: dict[str, list[int]] = {}
+        for r in in_order:
+            if str(r.content["meta"]["decision"]) == "accepted":
+                nodes_of.setdefault(str(r.content["meta"]["entity"]), []).append(r.metadata.src_node_id)
+        twice = {entity: ns for entity, ns in nodes_of.items() if len(ns) > 1}
+        if twice:
+            # both would be charged, asked for shares and fitted as one entity: refused before any share
+            raise self.stop_before_any_share("site policy decisions: " + "; ".join(
+                f"nodes {', '.join(map(str, ns))} accepted as the same entity {entity!r}"
+                for entity, ns in sorted(twice.items())) + " (give every SuperNode its own shard)", replies)
         decisions, accepted = [], []
-        for r in sorted(replies, key=lambda r: nodes.index(r.metadata.src_node_id)):
+        for r in in_order:
             meta = r.content["meta"]
-            d = {k: str(meta[k]) for k in ("entity", "decision", "rule", "message")}
+            d = {k: str(meta[k]) for k in DECISION_FIELDS}
             if d["decision"] == "accepted":
                 self.transport.entity_of_node[r.metadata.src_node_id] = d["entity"]
                 if "index" in meta.keys():
@@ -761,12 +775,19 @@ class _Run:
         refused = [d for d in decisions if d["decision"] != "accepted"]
         if refused:
             rules = sorted({d["rule"] for d in refused})
-            raise DeploymentRunError(
+            raise self.stop_before_any_share(
                 f"site policy: {len(refused)} of {len(decisions)} site(s) refused the run — "
                 + refusal_lines(refused)
-                + f". Rule(s): {', '.join(rules)}. Run stopped before any share was drawn; nothing was released "
-                f"by any site{self.withdraw(accepted)}", ledger_rows=0)
+                + f". Rule(s): {', '.join(rules)}. Run stopped before any share was drawn", replies)
         return decisions
+
+    def stop_before_any_share(self, why: str, replies: list[Message]) -> DeploymentRunError:
+        """The error of a run that ends at the sites' decisions (``why``: a refusal, a silent or failed site,
+        a decision the server cannot read, two sites as one entity): no site drew anything, so every site
+        whose reply accepted is told to withdraw and gives its charge back (``ledger_rows = 0``) — else
+        each would keep a charge for releases it never made."""
+        accepted = [r.metadata.src_node_id for r in replies if decision_of(r) == "accepted"]
+        return DeploymentRunError(f"{why}; nothing was released by any site{self.withdraw(accepted)}", ledger_rows=0)
 
     def withdraw(self, nodes: list[int], why: str = WITHDRAW_REQUEST, timeout: float | None = None) -> str:
         """Tell each site in ``nodes`` that the run ended (by default: another site refused it, before any
@@ -1113,6 +1134,14 @@ class _Run:
             np.savez(f, V=V, result=np.asarray(dumps(result)))
         os.replace(tmp, self.out)
         self.transport.progress("done", seconds=self.timings["server_total"])
+
+
+def decision_of(reply: Message) -> str | None:
+    """The decision word of a site's reply to the policy request; None for a failed node's reply or one
+    whose meta record (or its ``decision`` field) is missing."""
+    if reply.has_error() or "meta" not in reply.content.keys() or "decision" not in reply.content["meta"].keys():
+        return None
+    return str(reply.content["meta"]["decision"])
 
 
 def refusal_lines(refused: list[dict]) -> str:
