@@ -14,7 +14,7 @@ from dpfed_core.cli.main import main
 from dpfed_core.config import RunConfig
 from dpfed_core.data.loaders import load_data
 from dpfed_core.errors import ConfigError
-from dpfed_core.evaluation.budget import plan_run, plan_sweep, planned_charge
+from dpfed_core.evaluation.budget import plan_run, planned_charge
 from dpfed_core.evaluation.experiments import json_safe
 from dpfed_core.evaluation.service import resumed_points, sweep_data_key
 from dpfed_core.privacy import fingerprint
