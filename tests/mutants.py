@@ -1052,6 +1052,14 @@ DSHARE_RANGE_RUN = f"{REPLY_TESTS}::test_a_masked_vector_outside_the_modulus_ran
 DSHARE_DUMP = f"{REPLY_TESTS}::test_a_refused_masked_vector_is_not_copied_to_the_dump_folder"
 DSHARE_IN_RANGE = "p.size == 0 or p.min() >= 0 and p.max() < modulus"
 
+SREAD_T = "tests/test_store_reads.py"
+SREAD_UNCHANGED = f"{SREAD_T}::test_every_read_of_a_store_with_no_key_yet_leaves_it_byte_for_byte_as_it_was"
+SREAD_ENV_KEY = f"{SREAD_T}::test_a_read_of_a_store_whose_key_is_named_by_the_environment_writes_no_row"
+SREAD_EARLY = f"{SREAD_T}::test_a_name_read_before_the_store_had_a_key_charges_and_files_under_the_accounts_name"
+SREAD_ONCE = f"{SREAD_T}::test_naming_an_account_for_a_charge_reads_the_key_once"
+SREAD_LOST = f"{SREAD_T}::test_a_store_whose_key_file_is_gone_refuses_every_charge_and_read_of_data_naming_the_key"
+SREAD_NO_KEY_ID = f"{SREAD_T}::test_a_store_holding_accounts_without_a_recorded_key_still_refuses_to_make_a_new_one"
+
 MUTANTS = (
     # the dashboard's pages (scripts: edited at module level) and the method catalogue they show. What a
     # page gets wrong, a reader takes as the product's word: the list of another length or user, the
@@ -1516,7 +1524,7 @@ MUTANTS = (
            "fp = fp_old = fp_old or legacy_fingerprint(dataset)", "continue",
            (f"{FPT}::test_an_older_stores_unkeyed_fingerprints_still_match_and_are_rekeyed_when_the_data_is_read",)),
     Mutant("missing-key-silently-recreated", ODO, "BudgetOdometer._secret",
-           "recorded is not None or n_keyed", "False",
+           "recorded is not None or n_keyed or n_named", "False",
            (f"{FPT}::test_a_missing_or_foreign_key_is_refused_never_replaced",)),
     # charges follow releases
     Mutant("failed-run-withdrawn-after-drawing", ODO, "BudgetOdometer.charge",
@@ -7550,10 +7558,11 @@ MUTANTS = (
     Mutant("read-fri-baseline-said-to-protect-one-rating", FRIEDMAN, "_make_fit.fit", "_notes(config, private)",
            "_notes(config)", (READ_FRI_BASELINE_NOTE,)),
     # the account's name: the content key under the store's secret, renamed once in an older store
-    Mutant("keyed-account-named-by-its-content-key", ODO, "BudgetOdometer.account_key",
-           "keyed_key(secret, dataset_key(dataset))", "dataset_key(dataset)", (KEYED_NOWHERE, KEYED_APART)),
+    Mutant("keyed-account-named-by-its-content-key", ODO, "BudgetOdometer._named",
+           "keyed_key(_NO_SECRET if secret is None else secret, dataset_key(dataset))", "dataset_key(dataset)",
+           (KEYED_NOWHERE, KEYED_APART)),
     Mutant("keyed-cap-set-on-the-content-keys-account", ODO, "BudgetOdometer.set_cap",
-           "keyed_key(secret, dataset_key(dataset))", "dataset_key(dataset)", (KEYED_RENAMED,)),
+           "self._named(secret, dataset)", "dataset_key(dataset)", (KEYED_RENAMED,)),
     Mutant("keyed-rename-only-the-key-columns", STORE, "Store._name_accounts_by_key", 'str(c["type"]).upper() == "TEXT"',
            'c["name"] in ("key", "dataset_key", "alias_of")', (KEYED_RENAMED,)),
     Mutant("keyed-rename-with-a-foreign-key", STORE, "Store._name_accounts_by_key",
@@ -7595,6 +7604,33 @@ MUTANTS = (
     Mutant("dshare-masked-range-is-the-quantisation-range", SERVER, "_SecureSum.__call__._LoggingGrid.send_and_receive",
            "check_masked(site, f'masked share ({label})', r, length, modulus)", "target",
            (f"{DSHARE_RANGE_RUN}[masked-negative]", DSHARE_DUMP), arg=4),
+    # a read of the store never gives it its key; a store whose key is gone names no account and makes no new key
+    Mutant("sread-show-creates-the-key", ODO, "BudgetOdometer._key_of", "self._secret(create=False)",
+           "self._secret(create=True)", (SREAD_UNCHANGED,)),
+    Mutant("sread-knows-creates-the-key", ODO, "BudgetOdometer.knows", "self.account_key(dataset, create=False)",
+           "self.account_key(dataset)", (SREAD_UNCHANGED,)),
+    Mutant("sread-dashboard-owner-key-creates-the-key", UI_HISTORY, "owner_key",
+           "BudgetOdometer(Store(None)).account_key(dataset, create=False)",
+           "BudgetOdometer(Store(None)).account_key(dataset)", (SREAD_UNCHANGED,)),
+    Mutant("sread-resume-check-creates-the-key", SERVICE, "sweep_data_key", "_open_account(dataset, store, create=False)",
+           "_open_account(dataset, store)", (SREAD_UNCHANGED,)),
+    Mutant("sread-read-records-the-key-id", ODO, "BudgetOdometer._secret",
+           "recorded is None and create and not self.store.readonly", "recorded is None and not self.store.readonly",
+           (SREAD_ENV_KEY,)),
+    Mutant("sread-lost-key-recreated-by-a-charge", ODO, "BudgetOdometer._secret",
+           "recorded is not None or n_keyed or n_named", "ORIG and not create", (SREAD_LOST,)),
+    Mutant("sread-accounts-without-key-id-get-a-new-key", ODO, "BudgetOdometer._secret",
+           "recorded is not None or n_keyed or n_named", "recorded is not None or n_keyed", (SREAD_NO_KEY_ID,)),
+    Mutant("sread-lost-key-refusal-names-the-store", ODO, "BudgetOdometer._secret", "path", "self.path",
+           (SREAD_LOST,), nth=3),  # nth in ast.walk's order: the path in the missing key's refusal
+    Mutant("sread-early-name-charged", ODO, "BudgetOdometer._charged_key",
+           "key is None or self.names_no_account(dataset, key)", "key is None", (SREAD_EARLY,)),
+    Mutant("sread-early-name-filed-in-the-history", UI_HISTORY, "save", "odo.names_no_account(dataset, key)", "False",
+           (SREAD_EARLY,)),
+    Mutant("sread-session-keeps-the-early-name", UI_WIDGETS, "owner_key", "not BudgetOdometer.names_no_account(ds, key)",
+           "True", (f"{WIDT}::test_the_owner_key_read_before_the_store_has_a_key_is_named_again_after_the_first_charge",)),
+    Mutant("sread-register-reads-the-key-twice", ODO, "BudgetOdometer.register", "self._charged_key(key, secret, dataset)",
+           "self._charged_key(key, self._secret(create=True), dataset)", (SREAD_ONCE,)),
 )
 
 

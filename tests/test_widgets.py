@@ -110,6 +110,23 @@ def test_the_owner_key_is_recomputed_when_the_data_changes(st, monkeypatch):
     assert ui.owner_key() == "key of other"
 
 
+def test_the_owner_key_read_before_the_store_has_a_key_is_named_again_after_the_first_charge(st, monkeypatch, tmp_path):
+    """A store with no fingerprint key yet is read under a name of this process only (reading never makes the key):
+    the session must not keep that name, or its results would be filed where no later session finds them."""
+    from dpfed_core.privacy.odometer import BudgetOdometer, PlannedRelease
+    from dpfed_core.privacy.store import Store
+
+    monkeypatch.setenv("DPFED_STORE", str(tmp_path / "s.sqlite3"))
+    ds = small_dataset()
+    st.session_state.update({ui.DATASET: ds, ui.DATASET_KEY: "k1"})
+    early = ui.owner_key()
+    assert BudgetOdometer.names_no_account(ds, early)
+    odo = BudgetOdometer(Store(tmp_path / "s.sqlite3"))
+    odo.reserve(ds, [PlannedRelease("run", "dp-gaussian", 1.0, 1e-6, {e: (1.0, 1e-6) for e in ds.entity_names})])
+    assert ui.owner_key() == odo.account_key(ds, create=False) != early
+    assert ui.owner_key() == odo.account_key(ds, create=False)
+
+
 def test_a_result_of_a_simulation_that_opened_no_store_is_not_kept_and_a_store_failure_is_a_warning(st, monkeypatch):
     from dpfed_core.ui import history
 

@@ -123,16 +123,17 @@ def no_test_users_warning(dataset: FederatedDataset, config: RunConfig) -> str |
 NO_STORE_RECORD = {"store": None, "note": "nothing released, or a simulation: no budget store opened"}
 
 
-def _open_account(dataset: FederatedDataset, store):
+def _open_account(dataset: FederatedDataset, store, create: bool = True):
     """(store, odometer, dataset key) of the budget ``store`` (a path, None for the default, or a
     :class:`Store`). The dataset is registered (or matched to the stored dataset of the same people)
-    by the charge itself, in its transaction: a refused run leaves no row in the store."""
+    by the charge itself, in its transaction: a refused run leaves no row in the store. ``create=False``: a
+    read, which never gives the store its secret (:meth:`~dpfed_core.privacy.odometer.BudgetOdometer.account_key`)."""
     from dpfed_core.privacy.odometer import BudgetOdometer
     from dpfed_core.privacy.store import resolve_store_path
 
     store = store if isinstance(store, Store) else Store(resolve_store_path(store))
     odometer = BudgetOdometer(store)
-    return store, odometer, odometer.account_key(dataset)
+    return store, odometer, odometer.account_key(dataset, create=create)
 
 
 def _draws_since() -> Callable[[], int]:
@@ -305,7 +306,7 @@ def sweep_data_key(dataset: FederatedDataset, config: RunConfig, epsilons: Itera
         return None
     if not isinstance(store, Store) and not resolve_store_path(store).exists():
         return ""
-    return _open_account(dataset, store)[2]
+    return _open_account(dataset, store, create=False)[2]
 
 
 def resumed_points(resume: dict | None, dataset: FederatedDataset, config: RunConfig, epsilons: Iterable[float],

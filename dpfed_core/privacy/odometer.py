@@ -113,6 +113,11 @@ def _stored_fingerprint(row) -> PeopleFingerprint:
         np.frombuffer(row["entity"], dtype=np.int32), tuple(json.loads(row["entities"])), int(row["version"]))
 
 
+#: The secret naming a dataset in a store that has none yet (a read never creates it): one per process, so
+#: the name finds no account (:meth:`BudgetOdometer.names_no_account`).
+_NO_SECRET = os.urandom(32)
+
+
 class BudgetOdometer:
     """Per-dataset, per-entity privacy budget kept in the store file.
 
@@ -125,7 +130,6 @@ class BudgetOdometer:
         self.store = store if isinstance(store, Store) else Store(store)
         # identities of datasets a read-only store could not register (matched in memory)
         self._transient: dict[str, Identity] = {}
-        self._unsaved_secret: bytes | None = None
 
     @property
     def path(self):
@@ -135,27 +139,39 @@ class BudgetOdometer:
     def register(self, dataset: FederatedDataset, key: str | None = None) -> str:
         """Record the dataset (idempotent; a new one is matched against the stored datasets' people)
         and return its key."""
-        key = key or self.account_key(dataset)
         secret = self._secret(create=True)
+        key = self._charged_key(key, secret, dataset)
         with self.store.write() as con:
             self._upsert_dataset(con, key, dataset, secret)
         return key
 
-    def account_key(self, dataset: FederatedDataset | str) -> str:
+    def account_key(self, dataset: FederatedDataset | str, *, create: bool = True) -> str:
         """The name this store gives the dataset's account (a name given is returned as it is): its content
         key (:func:`dataset_key`) keyed with the store's secret (:func:`keyed_key`), the secret created on
         first use. The same data has the same name in every process using this store, another name in a
-        store with another secret; the content key itself is never written anywhere."""
+        store with another secret; the content key itself is never written anywhere. ``create=False`` (a
+        read): a store with no secret yet is left as it is and the name is one of this process only
+        (:meth:`names_no_account`), which finds nothing — nothing was charged to any account yet."""
         if isinstance(dataset, str):
             return dataset
-        secret = self._secret(create=True)
-        if secret is None:
-            # a store that cannot be written and has no secret holds no keyed account: a name of this
-            # process only finds nothing, as it should
-            if self._unsaved_secret is None:
-                self._unsaved_secret = os.urandom(32)
-            secret = self._unsaved_secret
-        return keyed_key(secret, dataset_key(dataset))
+        return self._named(self._secret(create=create), dataset)
+
+    @staticmethod
+    def _named(secret: bytes | None, dataset: FederatedDataset) -> str:
+        """The dataset's account name under ``secret``; under no secret (none yet, or a store that cannot be
+        written), a name of this process only."""
+        return keyed_key(_NO_SECRET if secret is None else secret, dataset_key(dataset))
+
+    @staticmethod
+    def names_no_account(dataset: FederatedDataset, key: str) -> bool:
+        """Was ``key`` named while the store had no secret (:meth:`account_key` with ``create=False``)? Such a
+        name finds no account; a charge given it names the account under the store's secret instead."""
+        return key == BudgetOdometer._named(None, dataset)
+
+    def _charged_key(self, key: str | None, secret: bytes | None, dataset: FederatedDataset) -> str:
+        """The key a charge registers: the one given, unless none was or it was named before the store had
+        a secret (it would charge an account no later process can name)."""
+        return self._named(secret, dataset) if key is None or self.names_no_account(dataset, key) else key
 
     # ------------------------------------------------------------------ the fingerprint secret
     @property
@@ -179,6 +195,8 @@ class BudgetOdometer:
             row = con.execute("SELECT value FROM meta WHERE name = 'fingerprint_key_id'").fetchone()
             n_keyed = con.execute("SELECT COUNT(*) FROM fingerprints WHERE version >= ?",
                                   (ITEM_SETS_FP_VERSION,)).fetchone()[0]
+            # every account is named under the secret: a store holding one had it, even with no row saying so
+            n_named = con.execute("SELECT COUNT(*) FROM datasets WHERE key LIKE 'dk-%'").fetchone()[0]
         recorded = row[0] if row else None
         if secret is not None:
             if recorded is not None and secret_id(secret) != recorded:
@@ -186,17 +204,21 @@ class BudgetOdometer:
                     f"the fingerprint key {path} is not the key of the store {self.path} (its fingerprints were "
                     f"made with key {recorded}); restore this store's own key from the backup of the store and its "
                     "key, or choose another store with --store")
-            if recorded is None and not self.store.readonly:
+            if recorded is None and create and not self.store.readonly:
                 with self.store.write() as con:
                     con.execute("INSERT OR IGNORE INTO meta (name, value) VALUES ('fingerprint_key_id', ?)",
                                 (secret_id(secret),))
             return secret
-        if recorded is not None or n_keyed:
+        if recorded is not None or n_keyed or n_named:
+            from dpfed_core.privacy.store import STORE_ENV
+
             raise FingerprintKeyError(
-                f"the fingerprint key of the store {self.path} is missing (expected at {path}, key {recorded}); "
-                "without it the people already charged cannot be recognised in a re-export, and a new key would "
-                "give them a fresh budget. Restore the key file from the backup of the store and its key (they "
-                "are protected together, like the data), or choose another store with --store")
+                f"the fingerprint key of the store {self.path} is missing (expected at {path}, key "
+                f"{recorded or 'not recorded'}): the store's accounts are named with it, so without it no data can be "
+                "found in the store, and a new key would give the people already charged a fresh budget (none is "
+                "made). Restore the key file from the backup of the store and its key (they are protected together, "
+                f"like the data); or point --store or {STORE_ENV} to a new store, which starts an empty budget — "
+                "charging a new store does not reset the budget these data already spent")
         if not create or self.store.readonly:
             return None
         secret = create_secret(path)
@@ -385,7 +407,7 @@ class BudgetOdometer:
                 key = dataset
                 self._require_dataset(con, key)
             else:
-                key = keyed_key(secret, dataset_key(dataset)) if secret is not None else self.account_key(dataset)
+                key = self._named(secret, dataset)
                 self._upsert_dataset(con, key, dataset, secret)
             account = self._identity(con, key).account
             old = con.execute("SELECT epsilon, delta FROM caps WHERE dataset_key = ?", (account,)).fetchone()
@@ -727,9 +749,9 @@ class BudgetOdometer:
 
         if not plans:
             raise ConfigError("nothing to charge: the release plan is empty")
-        key = key or self.account_key(dataset)
         operation = operation or uuid.uuid4().hex
         secret = self._secret(create=True)
+        key = self._charged_key(key, secret, dataset)
         if secret is not None:
             people_fingerprint(dataset, secret)  # computed outside the write lock (memoised)
         # Warm the PLD cache outside the write lock (a batch's PLD takes about a second).
@@ -795,12 +817,12 @@ class BudgetOdometer:
         (:meth:`reserve`, :meth:`set_cap`, :meth:`register`)."""
         if isinstance(dataset, str):
             return dataset
-        key = self.account_key(dataset)
+        secret = self._secret(create=False)
+        key = self._named(secret, dataset)
         if key in self._transient or self._known(key):
             return key
         if self.store.unkeyed_names and self._known(dataset_key(dataset)):
             return dataset_key(dataset)  # a read-only store of the older naming: read as it is
-        secret = self._secret(create=False)
         with self.store.read() as con:
             best = self._best_match(con, key, dataset, secret)
             if best is not None:
@@ -811,7 +833,7 @@ class BudgetOdometer:
     def knows(self, dataset: FederatedDataset | str) -> bool:
         """Does the store hold this very dataset (its key; a re-export matched by its people is not it)?"""
         return self._known(self._key_of(dataset)) if self.store.unkeyed_names else self._known(
-            self.account_key(dataset))
+            self.account_key(dataset, create=False))
 
     def _known(self, key: str) -> bool:
         with self.store.read() as con:

@@ -216,7 +216,8 @@ def render_budget(store: Store, dataset: FederatedDataset, key: str | None = Non
             try:
                 # through the data itself when the view is of it: a cap registers data the store did not
                 # know (a first cap before any release), and sets its account's cap for a re-export
-                odo.set_cap(dataset if view["key"] == odo.account_key(dataset) else view["key"], new_e, new_d,
+                named = odo.account_key(dataset, create=False)
+                odo.set_cap(dataset if view["key"] == named else view["key"], new_e, new_d,
                             confirm_raise=raising, refuse_below_spent=True, note="dashboard")
                 st.session_state.pop("budget_cap_pending", None)
                 view = budget_view(store, dataset, view["key"], odo=odo)

@@ -38,11 +38,12 @@ _ARRAYS = ("CREATE TABLE IF NOT EXISTS dashboard_arrays ("
 
 def owner_key(dataset) -> str:
     """The data owner's key: the name the owner's store gives the whole dataset's account (its content key
-    under the store's secret)."""
+    under the store's secret). A read: a store with no secret yet is not given one, and the name is then one of
+    this process only, which finds nothing (``BudgetOdometer.names_no_account``)."""
     from dpfed_core.privacy.odometer import BudgetOdometer
     from dpfed_core.privacy.store import Store
 
-    return BudgetOdometer(Store(None)).account_key(dataset)
+    return BudgetOdometer(Store(None)).account_key(dataset, create=False)
 
 
 def owner_store(dataset, key: str | None = None):
@@ -120,7 +121,12 @@ def save(dataset, kind: str, doc: dict, result=None, key: str | None = None) -> 
 
     if kind not in KINDS:
         raise ValueError(f"kind must be one of {KINDS}, got {kind!r}")
+    from dpfed_core.privacy.odometer import BudgetOdometer
+
     store, key = owner_store(dataset, key)
+    odo = BudgetOdometer(store)
+    if odo.names_no_account(dataset, key):  # named by a read before the store had a secret: no one could find it
+        key = odo.account_key(dataset)
     entry_id = RunHistory(store).add(kind, doc, dataset_key=key)
     if kind == "run" and result is not None:
         blob = _pack_run(result)

@@ -445,7 +445,10 @@ def owner_key() -> str | None:
     from dpfed_core.ui import history
 
     key = history.owner_key(ds)
-    st.session_state["_owner_key"] = (st.session_state.get(DATASET_KEY), key)
+    from dpfed_core.privacy.odometer import BudgetOdometer
+
+    if not BudgetOdometer.names_no_account(ds, key):  # a store with no secret yet gets one at the first charge
+        st.session_state["_owner_key"] = (st.session_state.get(DATASET_KEY), key)
     return key
 
 
