@@ -1,0 +1,158 @@
+"""A comparison method's declared parameter that the run would not read is refused when set to
+another value than its default (:data:`~dpfed_core.methods.comparison.specs.PARAMETER_READS`), and
+the table agrees with the code: an accepted value changes the fit, a refused one would not have."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+from dpfed_core.config import RunConfig, no_progress
+from dpfed_core.data.dataset import FederatedDataset
+from dpfed_core.errors import ConfigError
+from dpfed_core.evaluation.service import check_run
+from dpfed_core.methods import get_method
+from dpfed_core.methods.comparison import specs
+
+
+def rating_dataset(seed: int = 0, n: int = 40, m: int = 24) -> FederatedDataset:
+    rng = np.random.default_rng(seed)
+    a, b = rng.normal(size=(n, 2)), rng.normal(size=(m, 2))
+    full = np.clip(np.rint(3 + a @ b.T * 0.8 + rng.normal(0, 0.3, (n, m))), 1, 5)
+    X = sp.csr_matrix(np.where(rng.random((n, m)) < 0.5, full, 0.0))
+    return FederatedDataset.from_parts(X, np.where(np.arange(n) < n // 2, "A", "B"),
+                                       value_kind="ratings", name="tiny ratings")
+
+
+#: A value other than the default for every declared parameter (as ``--param`` gives it).
+UNREAD_OTHER = {
+    "variant": "unbounded", "factors": 3, "lam": 0.5, "lr": 0.05, "iterations": 3, "B": 0.5, "p_max": 0.05,
+    "q_max": 0.05, "e_max": 0.5, "alpha": 0.2, "beta_m": 3.0, "beta_u": 3.0, "split": "0.1,0.2,0.1,0.2,0.4",
+    "r_min": 2.7, "r_max": 3.3, "batch_size": "1", "private_preprocessing": True, "solver": "sgd",
+    "epochs": 3, "binarize": False, "init_scale": 0.3, "gd_iters": 3, "optimizer": "gd", "gamma": 2e-3,
+    "beta1": 0.6, "beta2": 0.9, "adam_eps": 1e-3, "adam_bias": "standard", "grad_reduction": "mean",
+    "reset_state_each_epoch": False, "x_refresh": "round",
+    "public_fraction": 0.2, "n_public": 12, "public_selection": "random", "tau": 3.0, "max_rank": 1,
+    "max_iter": 3, "tol": 0.5, "batch": 5, "private_weight": 0.9, "pmd_sweeps": 1, "pmd_tries": 2,
+    "values": "1,2,3,4,5,6",
+}
+_FCF = {"epochs": 2, "gd_iters": 2}
+_EM = {"tau": 2.0, "max_iter": 5}
+_XIN = {"public_fraction": 0.5, **_EM}
+#: Every method in a cheap setting, and each setting that switches parameters on.
+UNREAD_SETTINGS = [
+    *[(name, {}) for name in specs.FRIEDMAN_READS],
+    ("ge-mf", {"solver": "sgd"}),
+    # unstabilised item averages, so that r_min and r_max clamp some of them
+    ("ge-mf", {"private_preprocessing": True, "beta_m": 0.0}),
+    *[(name, {"variant": "unbounded"}) for name in ("friedman-isgd", "friedman-psgd", "friedman-pals")],
+    ("implicit-als", {"epochs": 2}), ("fcf", _FCF), ("fcf", {**_FCF, "optimizer": "gd", "gamma": 1e-3}),
+    ("xin-full", _EM), *[(name, _XIN) for name in ("xin-public", "xin-pmc", "xin-pmd")],
+    *[(name, {**_EM, "n_public": 20}) for name in ("xin-public", "xin-pmc", "xin-pmd")],
+]
+
+
+def _config(name: str, params: dict) -> RunConfig:
+    return RunConfig(method=name, epsilon=2.0, mode="observed", rank=2, lam=0.1, seed=1, n_hidden=3,
+                     method_params=params)
+
+
+def _scores(ds: FederatedDataset, config: RunConfig, monkeypatch) -> np.ndarray:
+    """What the fit predicts, with the parameter check skipped (what the run would have done)."""
+    with monkeypatch.context() as m:
+        m.setattr(specs, "check_parameters_used", lambda config: None)
+        res = get_method(config.method).fit(ds, ds.X.tocsr(), config, np.random.default_rng(0), no_progress)
+    return res.U @ res.V.T
+
+
+def test_every_comparison_method_with_declared_parameters_has_a_table_naming_only_declared_ones():
+    from dpfed_core.methods.registry import METHODS, available_methods
+
+    available_methods()
+    with_params = {n for n, s in METHODS.items() if s.parameters and not s.federated}
+    assert with_params == set(specs.PARAMETER_READS)
+    for name, (declared, reads) in specs.PARAMETER_READS.items():
+        assert METHODS[name].parameters == declared and METHODS[name].check is not None
+        names = {p.name for p in declared}
+        assert set(reads.always) <= names and all(set(w[3]) <= names and w[0] in names for w in reads.when)
+    assert set(UNREAD_OTHER) == {p.name for d, _ in specs.PARAMETER_READS.values() for p in d}
+
+
+@pytest.mark.parametrize("name, base", UNREAD_SETTINGS, ids=lambda v: v if isinstance(v, str) else
+                         ",".join(f"{k}={x}" for k, x in v.items()) or "defaults")
+def test_a_refused_parameter_would_not_change_the_fit_and_an_accepted_one_does(name, base, monkeypatch):
+    """For every declared parameter set to another value than the setting's: the check refuses it
+    exactly when the fit, run without the check, predicts the same as without it."""
+    ds = rating_dataset()
+    check_run(ds, _config(name, base))
+    reference = _scores(ds, _config(name, base), monkeypatch)
+    declared, _ = specs.PARAMETER_READS[name]
+    disagree = []
+    for p in declared:
+        value = p.coerce(UNREAD_OTHER[p.name], name)
+        if base.get(p.name, p.default) == value or (p.name == "n_public" and "public_fraction" in base):
+            # (n_public beside public_fraction is refused naming public_fraction, which it overrides)
+            continue
+        config = _config(name, {**base, p.name: UNREAD_OTHER[p.name]})
+        try:
+            check_run(ds, config)
+            refused = False
+        except ConfigError as exc:
+            assert exc.param == "prototype_params" and f"its parameter {p.name}, given as " in str(exc), str(exc)
+            refused = True
+            # its default is what runs anyway: accepted
+            check_run(ds, _config(name, {**base, p.name: p.default}))
+        scores = _scores(ds, config, monkeypatch)
+        same = scores.shape == reference.shape and np.array_equal(scores, reference)
+        if refused != same:
+            disagree.append(f"{p.name} ({'refused' if refused else 'accepted'}, fit "
+                            f"{'unchanged' if same else 'changed'})")
+    assert not disagree, f"{name} {base}: " + "; ".join(disagree)
+
+
+@pytest.mark.parametrize("name, params, said", [
+    ("ge-mf", {"beta_u": 3.0},
+     "ge-mf fits exact global effects unless private_preprocessing is on: its parameter beta_u, given as 3, would "
+     "be ignored (beta_u is read only then); set private_preprocessing=true or drop beta_u from prototype_params"),
+    ("ge-mf", {"private_preprocessing": True, "split": "0.1,0.2,0.1,0.2,0.4"},
+     "ge-mf fits clean MF with no ε: its global effects are exact, or β-stabilised without noise when "
+     "private_preprocessing is on: its parameter split, given as 0.1,0.2,0.1,0.2,0.4, would be ignored; "
+     "drop split from prototype_params"),
+    ("ge-mf", {"lr": 0.05}, "ge-mf fits by ALS unless solver is sgd: its parameter lr, given as 0.05, would be "
+                            "ignored (lr is read only then); set solver=sgd or drop lr from prototype_params"),
+    ("friedman-ge", {"iterations": 3}, "friedman-ge releases private global effects only and fits no factors: "
+                                       "its parameter iterations, given as 3, would be ignored; drop iterations "
+                                       "from prototype_params"),
+    ("friedman-isgd", {"alpha": 0.2}, "set variant=unbounded or drop alpha"),
+    ("friedman-pals", {"lr": 0.05}, "friedman-pals solves ALS exactly"),
+    ("fcf", {"optimizer": "gd", "beta1": 0.6}, "fcf takes plain gradient steps unless optimizer is adam: its "
+                                               "parameter beta1, given as 0.6, would be ignored"),
+    ("xin-pmc", {"values": "1,2,3"}, "xin-pmc releases PMC vectors, which need no rating set"),
+    ("xin-public", {"n_public": 5, "public_fraction": 0.3},
+     "(public_fraction is read only then); drop n_public or drop public_fraction from prototype_params"),
+])
+def test_the_refusal_names_the_method_the_parameter_why_and_the_fix_on_the_cli_and_the_dashboard(
+        name, params, said, capsys):
+    from dpfed_core.cli.args import CLI_NAMES
+    from dpfed_core.ui import engine as dash
+
+    ds = rating_dataset()
+    with pytest.raises(ConfigError) as refused:
+        check_run(ds, _config(name, params))
+    assert said in str(refused.value) and refused.value.param == "prototype_params", str(refused.value)
+    assert "--param" in refused.value.render(CLI_NAMES)
+    shown = dash.friendly_message(refused.value).replace("\\", "")
+    assert said.split(" from prototype_params")[0] in shown and "the method's parameters" in shown, shown
+
+
+def test_the_cli_refuses_an_unread_parameter_in_one_line_before_running(capsys):
+    from dpfed_core.cli import main
+
+    assert main(["run", "--data", "sample:synthetic", "--method", "ge-mf", "--param", "beta_m=3",
+                 "--dry-run"]) == 2
+    err = capsys.readouterr().err
+    assert ("ge-mf fits exact global effects unless private_preprocessing is on: its parameter beta_m, given as 3, "
+            "would be ignored") in err and "set private_preprocessing=true" in err, err
+    assert "Traceback" not in err and err.strip().splitlines()[-1].endswith("drop beta_m from --param"), err
+    assert main(["run", "--data", "sample:synthetic", "--method", "ge-mf", "--param", "beta_m=15",
+                 "--dry-run"]) == 0
