@@ -1042,6 +1042,13 @@ REPLY_COOC_WIDE = f"{REPLY_TESTS}::test_shares_that_all_miss_the_methods_public_
 REPLY_WIDTH = "P.ndim != 2 or (n_columns is not None and P.shape[1] != n_columns)"
 REPLY_IDENTITY = "decided is not None and name != decided or int(idx) != int(decided_index)"
 
+
+UNREAD_T = "tests/test_unread_parameters.py"
+UNREAD_AGREE = f"{UNREAD_T}::test_a_refused_parameter_would_not_change_the_fit_and_an_accepted_one_does"
+UNREAD_SAID = (f"{UNREAD_T}::test_the_refusal_names_the_method_the_parameter_why_and_the_fix_on_the_cli_and_the_"
+               "dashboard")
+UNREAD_FIT = f"{UNREAD_T}::test_the_fit_itself_refuses_an_unread_parameter"
+
 MUTANTS = (
     # the dashboard's pages (scripts: edited at module level) and the method catalogue they show. What a
     # page gets wrong, a reader takes as the product's word: the list of another length or user, the
@@ -7508,14 +7515,15 @@ MUTANTS = (
     Mutant("read-with-method-infinity-passed-on", EVAL_DEFAULTS, "with_method",
            "METHODS[base.method].uses_epsilon and base.epsilon is not None and math.isfinite(float(base.epsilon))",
            "METHODS[base.method].uses_epsilon", (READ_WITH_METHOD,)),
-    Mutant("read-fri-averages-ignore-parameters-silently", SPECS, "check_parameters_used",
-           "config.method in AVERAGE_BASELINES or (key == 'solver' and config.method != 'ge-mf')",
-           "key == 'solver' and config.method != 'ge-mf'", (READ_FRI_IGNORED,)),
-    Mutant("read-fri-solver-ignored-silently", SPECS, "check_parameters_used",
-           "config.method in AVERAGE_BASELINES or (key == 'solver' and config.method != 'ge-mf')",
-           "config.method in AVERAGE_BASELINES", (READ_FRI_IGNORED,)),
-    Mutant("read-fri-default-value-refused", SPECS, "check_parameters_used", "unused and value != defaults[key]",
-           "unused", (READ_FRI_IGNORED,)),
+    Mutant("read-fri-averages-ignore-parameters-silently", SPECS, MODULE,
+           "Reads('computes exact averages of the ratings and reads none of its parameters')",
+           "Reads('computes exact averages of the ratings and reads none of its parameters', "
+           "tuple(p.name for p in FRIEDMAN_PARAMETERS))", (READ_FRI_IGNORED,)),
+    Mutant("read-fri-solver-ignored-silently", SPECS, MODULE,
+           "_SGD = ('factors', 'lam', 'iterations', 'lr', 'batch_size')",
+           "_SGD = ('factors', 'lam', 'iterations', 'lr', 'batch_size', 'solver')", (READ_FRI_IGNORED,)),
+    Mutant("read-fri-default-value-refused", SPECS, "check_parameters_used",
+           "key in reads.always or value == defaults[key]", "key in reads.always", (READ_FRI_IGNORED,)),
     Mutant("read-fri-pals-skips-the-parameter-check", SPECS, "_check_pals", "check_parameters_used(config)", "None",
            (READ_FRI_IGNORED,)),
     Mutant("read-fri-fit-skips-the-parameter-check", FRIEDMAN, "_make_fit.fit", "check_parameters_used(config)",
@@ -7564,6 +7572,63 @@ MUTANTS = (
     Mutant("keyed-resume-by-name-and-size-only", EXPERIMENTS, "_resumable_runs",
            'isinstance(old_key, str) and old_key.startswith("dk-") and new_key is not None', "False",
            (KEYED_RESUME,)),
+    Mutant("unread-fri-isgd-alpha-read-when-bounded", SPECS, MODULE,
+           "('variant', 'unbounded', 'drops no noisy rating unless variant is unbounded', ('alpha',))",
+           "('variant', 'bounded', 'drops no noisy rating unless variant is unbounded', ('alpha',))",
+           (f"{UNREAD_AGREE}[friedman-isgd]", f"{UNREAD_AGREE}[friedman-isgd-variant]")),
+    Mutant("unread-fri-pals-reads-the-sgd-step", SPECS, MODULE,
+           "_PRIVATE_GE + ('factors', 'lam', 'iterations', 'B', 'p_max', 'q_max')",
+           "_PRIVATE_GE + _SGD + ('B', 'p_max', 'q_max')", (f"{UNREAD_AGREE}[friedman-pals]",)),
+    Mutant("unread-fri-ge-mf-clamps-by-b-always", SPECS, MODULE,
+           "('solver', 'private_preprocessing', 'factors', 'lam', 'iterations')",
+           "('solver', 'private_preprocessing', 'factors', 'lam', 'iterations', 'B')", (f"{UNREAD_AGREE}[ge-mf]",)),
+    Mutant("unread-fri-ge-mf-noise-settings-read-with-private-preprocessing", SPECS, MODULE,
+           "('beta_m', 'beta_u', 'r_min', 'r_max', 'B')", "_PRIVATE_GE + ('B',)",
+           (f"{UNREAD_AGREE}[ge-mf-private_preprocessing]",)),
+    Mutant("unread-fri-ge-reads-the-mf-parameters", SPECS, MODULE,
+           "Reads('releases private global effects only and fits no factors', _PRIVATE_GE)", "_PRIVATE_GE + _SGD",
+           (f"{UNREAD_AGREE}[friedman-ge]",), arg=1),
+    Mutant("unread-fri-psgd-error-clamp-dropped", SPECS, MODULE,
+           "_PRIVATE_GE + _SGD + ('B', 'p_max', 'q_max', 'e_max')", "_PRIVATE_GE + _SGD + ('B', 'p_max', 'q_max')",
+           (f"{UNREAD_AGREE}[friedman-psgd]",)),
+    Mutant("unread-fri-ge-mf-sgd-settings-read-by-als", SPECS, MODULE,
+           "('solver', 'sgd', 'fits by ALS unless solver is sgd', ('lr', 'batch_size'))",
+           "('solver', 'als', 'fits by ALS unless solver is sgd', ('lr', 'batch_size'))",
+           (f"{UNREAD_AGREE}[ge-mf]", f"{UNREAD_AGREE}[ge-mf-solver]")),
+    Mutant("unread-fcf-adam-settings-read-by-gradient-steps", SPECS, MODULE,
+           "('optimizer', 'adam', 'takes plain gradient steps unless optimizer is adam', "
+           "('beta1', 'beta2', 'adam_eps', 'adam_bias', 'reset_state_each_epoch'))",
+           "('optimizer', 'gd', 'takes plain gradient steps unless optimizer is adam', "
+           "('beta1', 'beta2', 'adam_eps', 'adam_bias', 'reset_state_each_epoch'))",
+           (f"{UNREAD_AGREE}[fcf]", f"{UNREAD_AGREE}[fcf-optimizer]")),
+    Mutant("unread-xin-full-reads-the-public-settings", SPECS, MODULE,
+           "Reads(\"fits trace-norm EM on every user's ratings: no user is public and none releases a vector\", _EM)",
+           "_EM + _PUBLIC", (f"{UNREAD_AGREE}[xin-full]",), arg=1),
+    Mutant("unread-xin-pmc-reads-the-pmd-search", SPECS, MODULE, "_EM + _PUBLIC + ('batch', 'private_weight')",
+           "_EM + _PUBLIC + ('batch', 'private_weight', 'pmd_sweeps', 'pmd_tries')", (f"{UNREAD_AGREE}[xin-pmc]",)),
+    Mutant("unread-xin-public-fraction-read-beside-n-public", SPECS, MODULE,
+           "_PUBLIC = ('n_public', 'public_selection')",
+           "_PUBLIC = ('n_public', 'public_selection', 'public_fraction')", (f"{UNREAD_AGREE}[xin-public-n_public]",)),
+    Mutant("unread-check-friedman-defaults-for-every-system", SPECS, "check_parameters_used",
+           "{p.name: p.default for p in declared}", "{p.name: p.default for p in FRIEDMAN_PARAMETERS}",
+           (f"{UNREAD_AGREE}[fcf]",)),
+    Mutant("unread-check-condition-read-from-the-given-values-only", SPECS, "check_parameters_used",
+           "setting[name] == wanted", "given.get(name) == wanted", (f"{UNREAD_AGREE}[fcf]",)),
+    Mutant("unread-check-fix-always-sets-the-condition", SPECS, "check_parameters_used",
+           "f'drop {name}' if wanted is None else f'set {name}={_as_given(wanted)}'",
+           "f'set {name}={_as_given(wanted)}'", (f"{UNREAD_SAID}[xin-public]",)),
+    Mutant("unread-check-values-in-python-spelling", SPECS, "_as_given",
+           "'true' if value is True else 'false' if value is False else f'{value:g}' if isinstance(value, float) "
+           "else str(value)", "str(value)", (f"{UNREAD_SAID}[ge-mf-beta_u]",)),
+    Mutant("unread-xin-registered-without-the-check", SPECS, "register",
+           "MethodSpec(name, _lazy('xin', '_make_fit', mech), label, model, desc)", "None",
+           (f"{UNREAD_SAID}[xin-pmc]",), arg="check"),
+    Mutant("unread-fcf-registered-without-the-check", SPECS, "register", "MethodSpec('fcf', _lazy('fcf', '_fit_fcf'))",
+           "None", (f"{UNREAD_SAID}[fcf]",), arg="check"),
+    Mutant("unread-xin-fit-skips-the-check", XIN_PY, "_make_fit.fit", "check_parameters_used(config)", "None",
+           (f"{UNREAD_FIT}[xin-pmc]",)),
+    Mutant("unread-fcf-fit-skips-the-check", FCF_PY, "_fit_fcf", "check_parameters_used(config)", "None",
+           (f"{UNREAD_FIT}[fcf]",)),
 )
 
 

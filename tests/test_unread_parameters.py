@@ -78,8 +78,12 @@ def test_every_comparison_method_with_declared_parameters_has_a_table_naming_onl
     assert set(UNREAD_OTHER) == {p.name for d, _ in specs.PARAMETER_READS.values() for p in d}
 
 
-@pytest.mark.parametrize("name, base", UNREAD_SETTINGS, ids=lambda v: v if isinstance(v, str) else
-                         ",".join(f"{k}={x}" for k, x in v.items()) or "defaults")
+#: The parameters whose value switches others on or off (what names a setting in the test ids).
+UNREAD_SWITCHES = ("solver", "private_preprocessing", "variant", "optimizer", "n_public")
+
+
+@pytest.mark.parametrize("name, base", UNREAD_SETTINGS, ids=[
+    name + "".join(f"-{k}" for k in base if k in UNREAD_SWITCHES) for name, base in UNREAD_SETTINGS])
 def test_a_refused_parameter_would_not_change_the_fit_and_an_accepted_one_does(name, base, monkeypatch):
     """For every declared parameter set to another value than the setting's: the check refuses it
     exactly when the fit, run without the check, predicts the same as without it."""
@@ -130,7 +134,8 @@ def test_a_refused_parameter_would_not_change_the_fit_and_an_accepted_one_does(n
     ("xin-pmc", {"values": "1,2,3"}, "xin-pmc releases PMC vectors, which need no rating set"),
     ("xin-public", {"n_public": 5, "public_fraction": 0.3},
      "(public_fraction is read only then); drop n_public or drop public_fraction from prototype_params"),
-])
+], ids=["ge-mf-beta_u", "ge-mf-split", "ge-mf-lr", "friedman-ge", "friedman-isgd", "friedman-pals", "fcf", "xin-pmc",
+        "xin-public"])
 def test_the_refusal_names_the_method_the_parameter_why_and_the_fix_on_the_cli_and_the_dashboard(
         name, params, said, capsys):
     from dpfed_core.cli.args import CLI_NAMES
@@ -156,3 +161,14 @@ def test_the_cli_refuses_an_unread_parameter_in_one_line_before_running(capsys):
     assert "Traceback" not in err and err.strip().splitlines()[-1].endswith("drop beta_m from --param"), err
     assert main(["run", "--data", "sample:synthetic", "--method", "ge-mf", "--param", "beta_m=15",
                  "--dry-run"]) == 0
+
+
+@pytest.mark.parametrize("name, params", [("ge-mf", {"beta_m": 3.0}), ("fcf", {"optimizer": "gd", "adam_eps": 1e-3}),
+                                          ("xin-pmc", {"pmd_tries": 2})], ids=["ge-mf", "fcf", "xin-pmc"])
+def test_the_fit_itself_refuses_an_unread_parameter(name, params):
+    """A run that reaches the fit without the run's checks (a compared method, a script) is refused too."""
+    from dpfed_core.evaluation.experiments import run_method
+
+    with pytest.raises(ConfigError, match=f"its parameter {next(iter(reversed(params)))}, given as .* would be "
+                                          "ignored"):
+        run_method(rating_dataset(), _config(name, params))
