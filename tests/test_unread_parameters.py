@@ -172,3 +172,20 @@ def test_the_fit_itself_refuses_an_unread_parameter(name, params):
     with pytest.raises(ConfigError, match=f"its parameter {next(iter(reversed(params)))}, given as .* would be "
                                           "ignored"):
         run_method(rating_dataset(), _config(name, params))
+
+
+def test_the_federate_page_shows_the_refusal_and_disables_run_until_the_setting_reads_the_parameter():
+    from tests.test_app_pages import app, assert_clean
+
+    at = app("pages/2_Federate.py").run()
+    at.selectbox(key="fed_method").set_value("ge-mf").run()
+    at.number_input(key="fed_p_ge-mf_beta_m").set_value(3.0).run()
+    assert_clean(at)
+    shown = [e.value.replace("\\", "") for e in at.error]
+    assert len(shown) == 1 and shown[0].startswith(
+        "ge-mf fits exact global effects unless private_preprocessing is on: its parameter beta_m, given as 3, "
+        "would be ignored (beta_m is read only then); set private_preprocessing=true or drop beta_m from the "
+        "method's parameters"), shown
+    assert at.button(key="fed_run").disabled
+    at.checkbox(key="fed_p_ge-mf_private_preprocessing").set_value(True).run()
+    assert not at.error and not at.button(key="fed_run").disabled, [e.value for e in at.error]
