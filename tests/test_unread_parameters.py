@@ -189,3 +189,27 @@ def test_the_federate_page_shows_the_refusal_and_disables_run_until_the_setting_
     assert at.button(key="fed_run").disabled
     at.checkbox(key="fed_p_ge-mf_private_preprocessing").set_value(True).run()
     assert not at.error and not at.button(key="fed_run").disabled, [e.value for e in at.error]
+
+
+def test_dp_popularity_reads_its_holdout_evidence_only_with_the_local_blend():
+    """Without local_blend round 2 fits every user on the DP popularity column alone: a hold-out
+    evidence asked for is refused (the fit is the same without it); with it the value reaches round 2."""
+    from dpfed_core.evaluation.experiments import run_method
+    from dpfed_core.federation.protocol import build_method
+
+    ds = rating_dataset()
+    config = RunConfig(method="dp-popularity", epsilon=2.0, mode="observed", rank=2, seed=1, n_hidden=3,
+                       simulation=True, prototype_params={"holdout_evidence": 2.0})
+    with pytest.raises(ConfigError) as refused:
+        check_run(ds, config)
+    assert str(refused.value) == (
+        "dp-popularity ranks every user by the plain DP popularity list unless local_blend is on: its parameter "
+        "holdout_evidence, given as 2, would be ignored (holdout_evidence is read only then); set local_blend=true "
+        "or drop holdout_evidence from prototype_params") and refused.value.param == "prototype_params"
+    default = config.replace(prototype_params={"holdout_evidence": 1.0})
+    check_run(ds, default)
+    asked, ran = (run_method(ds, c)[0]["overall"] for c in (config, default))
+    assert asked == ran
+    blended = config.replace(prototype_params={"local_blend": True, "holdout_evidence": 2.0})
+    check_run(ds, blended)
+    assert build_method(blended, ds.value_max).holdout_evidence == 2.0

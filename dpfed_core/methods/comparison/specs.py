@@ -198,6 +198,14 @@ PARAMETER_READS = {**{name: (FRIEDMAN_PARAMETERS, reads) for name, reads in FRIE
                    "fcf": (FCF_PARAMETERS, FCF_READS["fcf"]),
                    **{name: (XIN_PARAMETERS, reads) for name, reads in XIN_READS.items()}}
 
+#: Federated methods (declared by their classes) whose parameters are not all read in every setting.
+FEDERATED_READS = {
+    # without local_blend round 2 fits U_h on the broadcast popularity alone: no hold-out to weigh
+    "dp-popularity": Reads("releases the DP popularity", ("row_norm", "local_blend"),
+                           (("local_blend", True, "ranks every user by the plain DP popularity list unless "
+                             "local_blend is on", ("holdout_evidence",)),)),
+}
+
 
 def _as_given(value: object) -> str:
     """A parameter value as ``--param`` takes it (``true``, ``0.1,0.9``)."""
@@ -208,16 +216,21 @@ def _as_given(value: object) -> str:
 
 
 def check_parameters_used(config) -> None:
-    """Refuse a parameter the method does not read (:data:`PARAMETER_READS`) when it is set to another
-    value than its default, naming it, why it has no effect and the fix: the run would report a
-    result that silently did not use the value asked for. The default value (what the run does
-    anyway) is accepted."""
+    """Refuse a parameter the method does not read (:data:`PARAMETER_READS`, :data:`FEDERATED_READS`)
+    when it is set to another value than its default, naming it, why it has no effect and the fix:
+    the run would report a result that silently did not use the value asked for. The default value
+    (what the run does anyway) is accepted."""
     from dpfed_core.config import check_params
     from dpfed_core.errors import ConfigError
 
-    if config.method not in PARAMETER_READS:
+    if config.method in PARAMETER_READS:
+        declared, reads = PARAMETER_READS[config.method]
+    elif config.method in FEDERATED_READS:
+        from dpfed_core.methods.registry import get_method
+
+        declared, reads = get_method(config.method).parameters, FEDERATED_READS[config.method]
+    else:
         return
-    declared, reads = PARAMETER_READS[config.method]
     given = check_params(declared, config.params, config.method)
     defaults = {p.name: p.default for p in declared}
     setting = {**defaults, **given}
