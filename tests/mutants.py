@@ -1048,6 +1048,7 @@ UNREAD_AGREE = f"{UNREAD_T}::test_a_refused_parameter_would_not_change_the_fit_a
 UNREAD_SAID = (f"{UNREAD_T}::test_the_refusal_names_the_method_the_parameter_why_and_the_fix_on_the_cli_and_the_"
                "dashboard")
 UNREAD_FIT = f"{UNREAD_T}::test_the_fit_itself_refuses_an_unread_parameter"
+UNREAD_POPULARITY = f"{UNREAD_T}::test_dp_popularity_reads_its_holdout_evidence_only_with_the_local_blend"
 
 MUTANTS = (
     # the dashboard's pages (scripts: edited at module level) and the method catalogue they show. What a
@@ -7629,6 +7630,13 @@ MUTANTS = (
            (f"{UNREAD_FIT}[xin-pmc]",)),
     Mutant("unread-fcf-fit-skips-the-check", FCF_PY, "_fit_fcf", "check_parameters_used(config)", "None",
            (f"{UNREAD_FIT}[fcf]",)),
+    Mutant("unread-popularity-evidence-read-without-the-blend", SPECS, MODULE,
+           "('local_blend', True, 'ranks every user by the plain DP popularity list unless local_blend is on', "
+           "('holdout_evidence',))",
+           "('local_blend', False, 'ranks every user by the plain DP popularity list unless local_blend is on', "
+           "('holdout_evidence',))", (UNREAD_POPULARITY,)),
+    Mutant("unread-check-skipped-for-federated-methods", SERVICE, "check_run", "check_parameters_used(config)",
+           "None", (UNREAD_POPULARITY,)),
 )
 
 
