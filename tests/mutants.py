@@ -1049,6 +1049,7 @@ UNREAD_SAID = (f"{UNREAD_T}::test_the_refusal_names_the_method_the_parameter_why
                "dashboard")
 UNREAD_FIT = f"{UNREAD_T}::test_the_fit_itself_refuses_an_unread_parameter"
 UNREAD_POPULARITY = f"{UNREAD_T}::test_dp_popularity_reads_its_holdout_evidence_only_with_the_local_blend"
+UNREAD_ROUND2 = f"{UNREAD_T}::test_a_summable_methods_round_2_setting_is_refused_without_the_local_blend"
 
 MUTANTS = (
     # the dashboard's pages (scripts: edited at module level) and the method catalogue they show. What a
@@ -7637,6 +7638,15 @@ MUTANTS = (
            "('holdout_evidence',))", (UNREAD_POPULARITY,)),
     Mutant("unread-check-skipped-for-federated-methods", SERVICE, "check_run", "check_parameters_used(config)",
            "None", (UNREAD_POPULARITY,)),
+    Mutant("unread-als-round-2-settings-read-without-the-blend", SPECS, MODULE,
+           "('local_blend', True, 'fits every user on the broadcast factors alone unless local_blend is on', "
+           "('holdout_evidence', 'round2_default'))",
+           "('local_blend', False, 'fits every user on the broadcast factors alone unless local_blend is on', "
+           "('holdout_evidence', 'round2_default'))", (f"{UNREAD_ROUND2}[dp-als-evidence]",)),
+    Mutant("unread-cooccurrence-default-read-without-the-blend", SPECS, MODULE,
+           "Reads('releases the DP co-occurrence', ('pop_share', 'max_items', 'local_blend', 'holdout_evidence'))",
+           "Reads('releases the DP co-occurrence', ('pop_share', 'max_items', 'local_blend', 'holdout_evidence', "
+           "'round2_default'))", (f"{UNREAD_ROUND2}[dp-cooccurrence-default]",)),
 )
 
 

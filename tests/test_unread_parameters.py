@@ -213,3 +213,30 @@ def test_dp_popularity_reads_its_holdout_evidence_only_with_the_local_blend():
     blended = config.replace(prototype_params={"local_blend": True, "holdout_evidence": 2.0})
     check_run(ds, blended)
     assert build_method(blended, ds.value_max).holdout_evidence == 2.0
+
+
+@pytest.mark.parametrize("name, params, why", [
+    ("dp-als", {"local_blend": False, "holdout_evidence": 2.0},
+     "dp-als fits every user on the broadcast factors alone unless local_blend is on: its parameter "
+     "holdout_evidence, given as 2, would be ignored"),
+    ("dp-als", {"local_blend": False, "round2_default": "alone"}, "its parameter round2_default, given as alone"),
+    ("dp-cooccurrence", {"local_blend": False, "round2_default": "alone"},
+     "dp-cooccurrence weighs the federation's parts alone, with no default of the entity's own to keep, unless "
+     "local_blend is on: its parameter round2_default, given as alone, would be ignored (round2_default is read "
+     "only then); set local_blend=true"),
+], ids=["dp-als-evidence", "dp-als-default", "dp-cooccurrence-default"])
+def test_a_summable_methods_round_2_setting_is_refused_without_the_local_blend(name, params, why):
+    """Without local_blend round 2 reads neither the evidence (dp-als) nor the small-entity default: the
+    value is refused, and the run with it is the run without it; with the blend it is accepted."""
+    from dpfed_core.evaluation.experiments import run_method
+
+    ds = rating_dataset()
+    config = RunConfig(method=name, epsilon=2.0, mode="observed", rank=2, seed=1, n_hidden=3, k=2, max_iter=5,
+                       simulation=True, prototype_params=params)
+    with pytest.raises(ConfigError) as refused:
+        check_run(ds, config)
+    assert why in str(refused.value) and refused.value.param == "prototype_params", str(refused.value)
+    plain = config.replace(prototype_params={"local_blend": False})
+    check_run(ds, plain)
+    assert run_method(ds, config)[0]["overall"] == run_method(ds, plain)[0]["overall"]
+    check_run(ds, config.replace(prototype_params={**params, "local_blend": True}))

@@ -204,6 +204,15 @@ FEDERATED_READS = {
     "dp-popularity": Reads("releases the DP popularity", ("row_norm", "local_blend"),
                            (("local_blend", True, "ranks every user by the plain DP popularity list unless "
                              "local_blend is on", ("holdout_evidence",)),)),
+    # without local_blend dp-als fits U_h on the broadcast V alone; dp-cooccurrence still weighs the
+    # federation's parts on the hold-out, but keeps no default of the entity's own
+    "dp-als": Reads("learns federated ALS factors", ("steps", "pop_share", "max_items", "local_blend"),
+                    (("local_blend", True, "fits every user on the broadcast factors alone unless local_blend is on",
+                      ("holdout_evidence", "round2_default")),)),
+    "dp-cooccurrence": Reads("releases the DP co-occurrence", ("pop_share", "max_items", "local_blend",
+                                                               "holdout_evidence"),
+                             (("local_blend", True, "weighs the federation's parts alone, with no default of the "
+                               "entity's own to keep, unless local_blend is on", ("round2_default",)),)),
 }
 
 
