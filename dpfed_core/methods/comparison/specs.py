@@ -51,7 +51,8 @@ FRIEDMAN_PARAMETERS = (
     Param("r_min", "float", None, "public rating scale minimum; none = 1 for ratings, 0 otherwise", optional=True),
     Param("r_max", "float", None, "public rating scale maximum; none = the value bound", optional=True),
     Param("batch_size", "text", "auto", "SGD mini-batch: auto or a whole number (1 = exact)"),
-    Param("private_preprocessing", "bool", False, "als/sgd: private global effects instead of exact ones"),
+    Param("private_preprocessing", "bool", False, "ge-mf: β-stabilised global effects instead of exact ones "
+          "(drawn without noise: ge-mf runs at ε = ∞)"),
     Param("solver", "choice", "als", "friedman-ge-mf: ALS or SGD", choices=("als", "sgd")),
 )
 
