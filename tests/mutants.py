@@ -1050,6 +1050,7 @@ UNREAD_SAID = (f"{UNREAD_T}::test_the_refusal_names_the_method_the_parameter_why
 UNREAD_FIT = f"{UNREAD_T}::test_the_fit_itself_refuses_an_unread_parameter"
 UNREAD_POPULARITY = f"{UNREAD_T}::test_dp_popularity_reads_its_holdout_evidence_only_with_the_local_blend"
 UNREAD_ROUND2 = f"{UNREAD_T}::test_a_summable_methods_round_2_setting_is_refused_without_the_local_blend"
+UNREAD_LSH = f"{UNREAD_T}::test_the_lsh_tree_settings_are_refused_unless_the_candidates_come_from_the_lsh_coreset"
 
 MUTANTS = (
     # the dashboard's pages (scripts: edited at module level) and the method catalogue they show. What a
@@ -7647,6 +7648,11 @@ MUTANTS = (
            "Reads('releases the DP co-occurrence', ('pop_share', 'max_items', 'local_blend', 'holdout_evidence'))",
            "Reads('releases the DP co-occurrence', ('pop_share', 'max_items', 'local_blend', 'holdout_evidence', "
            "'round2_default'))", (f"{UNREAD_ROUND2}[dp-cooccurrence-default]",)),
+    Mutant("unread-prototypes-lsh-settings-read-by-the-partition", SPECS, MODULE,
+           "('candidates', 'lsh', 'finds its candidates by the private partition unless candidates is lsh', "
+           "('lsh_depth', 'lsh_node_factor', 'lsh_node_cap'))",
+           "('candidates', 'partition', 'finds its candidates by the private partition unless candidates is lsh', "
+           "('lsh_depth', 'lsh_node_factor', 'lsh_node_cap'))", (f"{UNREAD_LSH}[dp-gaussian]",)),
 )
 
 

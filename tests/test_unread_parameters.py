@@ -76,6 +76,11 @@ def test_every_comparison_method_with_declared_parameters_has_a_table_naming_onl
         names = {p.name for p in declared}
         assert set(reads.always) <= names and all(set(w[3]) <= names and w[0] in names for w in reads.when)
     assert set(UNREAD_OTHER) == {p.name for d, _ in specs.PARAMETER_READS.values() for p in d}
+    for name, reads in specs.FEDERATED_READS.items():
+        # a federated method's table lists every parameter it declares: one added later is never refused unseen
+        names = {p.name for p in get_method(name).parameters}
+        assert set(reads.always) | {n for w in reads.when for n in w[3]} == names, name
+        assert all(w[0] in names for w in reads.when), name
 
 
 #: The parameters whose value switches others on or off (what names a setting in the test ids).
@@ -240,3 +245,26 @@ def test_a_summable_methods_round_2_setting_is_refused_without_the_local_blend(n
     check_run(ds, plain)
     assert run_method(ds, config)[0]["overall"] == run_method(ds, plain)[0]["overall"]
     check_run(ds, config.replace(prototype_params={**params, "local_blend": True}))
+
+
+@pytest.mark.parametrize("name", ["dp-prototypes", "dp-gaussian"])
+def test_the_lsh_tree_settings_are_refused_unless_the_candidates_come_from_the_lsh_coreset(name):
+    """The private partition grows no LSH tree: its settings are refused (the run with one is the run
+    without it); with candidates=lsh they reach the release."""
+    from dpfed_core.evaluation.experiments import run_method
+    from dpfed_core.federation.protocol import build_method
+
+    ds = rating_dataset()
+    config = RunConfig(method=name, epsilon=2.0, mode="observed", rank=2, seed=1, n_hidden=3, k=2, max_iter=5,
+                       simulation=True, prototype_params={"lsh_node_factor": 5.0})
+    with pytest.raises(ConfigError) as refused:
+        check_run(ds, config)
+    assert str(refused.value) == (
+        f"{name} finds its candidates by the private partition unless candidates is lsh: its parameter "
+        "lsh_node_factor, given as 5, would be ignored (lsh_node_factor is read only then); set candidates=lsh or "
+        "drop lsh_node_factor from prototype_params"), str(refused.value)
+    plain = config.replace(prototype_params={})
+    assert run_method(ds, config)[0]["overall"] == run_method(ds, plain)[0]["overall"]
+    lsh = config.replace(prototype_params={"candidates": "lsh", "lsh_node_factor": 5.0})
+    check_run(ds, lsh)
+    assert build_method(lsh, ds.value_max).lsh_node_factor == 5.0

@@ -214,6 +214,14 @@ FEDERATED_READS = {
                                                                "holdout_evidence"),
                              (("local_blend", True, "weighs the federation's parts alone, with no default of the "
                                "entity's own to keep, unless local_blend is on", ("round2_default",)),)),
+    # the LSH tree's settings are read by the LSH coreset alone (its release and its checks)
+    **{name: Reads("finds its candidates by the private partition",
+                   ("variant", "row_norm", "row_scaling", "value_min", "support", "threshold", "cluster_size",
+                    "projection_dim", "candidates", "split", "search_steps", "final_choice", "refine_steps",
+                    "trials", "n_grids", "depth", "max_candidates"),
+                   (("candidates", "lsh", "finds its candidates by the private partition unless candidates is lsh",
+                     ("lsh_depth", "lsh_node_factor", "lsh_node_cap")),))
+       for name in ("dp-prototypes", "dp-gaussian")},
 }
 
 
