@@ -1060,6 +1060,16 @@ SREAD_ONCE = f"{SREAD_T}::test_naming_an_account_for_a_charge_reads_the_key_once
 SREAD_LOST = f"{SREAD_T}::test_a_store_whose_key_file_is_gone_refuses_every_charge_and_read_of_data_naming_the_key"
 SREAD_NO_KEY_ID = f"{SREAD_T}::test_a_store_holding_accounts_without_a_recorded_key_still_refuses_to_make_a_new_one"
 
+
+UNREAD_T = "tests/test_unread_parameters.py"
+UNREAD_AGREE = f"{UNREAD_T}::test_a_refused_parameter_would_not_change_the_fit_and_an_accepted_one_does"
+UNREAD_SAID = (f"{UNREAD_T}::test_the_refusal_names_the_method_the_parameter_why_and_the_fix_on_the_cli_and_the_"
+               "dashboard")
+UNREAD_FIT = f"{UNREAD_T}::test_the_fit_itself_refuses_an_unread_parameter"
+UNREAD_POPULARITY = f"{UNREAD_T}::test_dp_popularity_reads_its_holdout_evidence_only_with_the_local_blend"
+UNREAD_ROUND2 = f"{UNREAD_T}::test_a_summable_methods_round_2_setting_is_refused_without_the_local_blend"
+UNREAD_LSH = f"{UNREAD_T}::test_the_lsh_tree_settings_are_refused_unless_the_candidates_come_from_the_lsh_coreset"
+
 MUTANTS = (
     # the dashboard's pages (scripts: edited at module level) and the method catalogue they show. What a
     # page gets wrong, a reader takes as the product's word: the list of another length or user, the
@@ -7527,14 +7537,15 @@ MUTANTS = (
     Mutant("read-with-method-infinity-passed-on", EVAL_DEFAULTS, "with_method",
            "METHODS[base.method].uses_epsilon and base.epsilon is not None and math.isfinite(float(base.epsilon))",
            "METHODS[base.method].uses_epsilon", (READ_WITH_METHOD,)),
-    Mutant("read-fri-averages-ignore-parameters-silently", SPECS, "check_parameters_used",
-           "config.method in AVERAGE_BASELINES or (key == 'solver' and config.method != 'ge-mf')",
-           "key == 'solver' and config.method != 'ge-mf'", (READ_FRI_IGNORED,)),
-    Mutant("read-fri-solver-ignored-silently", SPECS, "check_parameters_used",
-           "config.method in AVERAGE_BASELINES or (key == 'solver' and config.method != 'ge-mf')",
-           "config.method in AVERAGE_BASELINES", (READ_FRI_IGNORED,)),
-    Mutant("read-fri-default-value-refused", SPECS, "check_parameters_used", "unused and value != defaults[key]",
-           "unused", (READ_FRI_IGNORED,)),
+    Mutant("read-fri-averages-ignore-parameters-silently", SPECS, MODULE,
+           "Reads('computes exact averages of the ratings and reads none of its parameters')",
+           "Reads('computes exact averages of the ratings and reads none of its parameters', "
+           "tuple(p.name for p in FRIEDMAN_PARAMETERS))", (READ_FRI_IGNORED,)),
+    Mutant("read-fri-solver-ignored-silently", SPECS, MODULE,
+           "_SGD = ('factors', 'lam', 'iterations', 'lr', 'batch_size')",
+           "_SGD = ('factors', 'lam', 'iterations', 'lr', 'batch_size', 'solver')", (READ_FRI_IGNORED,)),
+    Mutant("read-fri-default-value-refused", SPECS, "check_parameters_used",
+           "key in reads.always or value == defaults[key]", "key in reads.always", (READ_FRI_IGNORED,)),
     Mutant("read-fri-pals-skips-the-parameter-check", SPECS, "_check_pals", "check_parameters_used(config)", "None",
            (READ_FRI_IGNORED,)),
     Mutant("read-fri-fit-skips-the-parameter-check", FRIEDMAN, "_make_fit.fit", "check_parameters_used(config)",
@@ -7631,6 +7642,84 @@ MUTANTS = (
            "True", (f"{WIDT}::test_the_owner_key_read_before_the_store_has_a_key_is_named_again_after_the_first_charge",)),
     Mutant("sread-register-reads-the-key-twice", ODO, "BudgetOdometer.register", "self._charged_key(key, secret, dataset)",
            "self._charged_key(key, self._secret(create=True), dataset)", (SREAD_ONCE,)),
+    Mutant("unread-fri-isgd-alpha-read-when-bounded", SPECS, MODULE,
+           "('variant', 'unbounded', 'drops no noisy rating unless variant is unbounded', ('alpha',))",
+           "('variant', 'bounded', 'drops no noisy rating unless variant is unbounded', ('alpha',))",
+           (f"{UNREAD_AGREE}[friedman-isgd]", f"{UNREAD_AGREE}[friedman-isgd-variant]")),
+    Mutant("unread-fri-pals-reads-the-sgd-step", SPECS, MODULE,
+           "_PRIVATE_GE + ('factors', 'lam', 'iterations', 'B', 'p_max', 'q_max')",
+           "_PRIVATE_GE + _SGD + ('B', 'p_max', 'q_max')", (f"{UNREAD_AGREE}[friedman-pals]",)),
+    Mutant("unread-fri-ge-mf-clamps-by-b-always", SPECS, MODULE,
+           "('solver', 'private_preprocessing', 'factors', 'lam', 'iterations')",
+           "('solver', 'private_preprocessing', 'factors', 'lam', 'iterations', 'B')", (f"{UNREAD_AGREE}[ge-mf]",)),
+    Mutant("unread-fri-ge-mf-noise-settings-read-with-private-preprocessing", SPECS, MODULE,
+           "('beta_m', 'beta_u', 'r_min', 'r_max', 'B')", "_PRIVATE_GE + ('B',)",
+           (f"{UNREAD_AGREE}[ge-mf-private_preprocessing]",)),
+    Mutant("unread-fri-ge-reads-the-mf-parameters", SPECS, MODULE,
+           "Reads('releases private global effects only and fits no factors', _PRIVATE_GE)", "_PRIVATE_GE + _SGD",
+           (f"{UNREAD_AGREE}[friedman-ge]",), arg=1),
+    Mutant("unread-fri-psgd-error-clamp-dropped", SPECS, MODULE,
+           "_PRIVATE_GE + _SGD + ('B', 'p_max', 'q_max', 'e_max')", "_PRIVATE_GE + _SGD + ('B', 'p_max', 'q_max')",
+           (f"{UNREAD_AGREE}[friedman-psgd]",)),
+    Mutant("unread-fri-ge-mf-sgd-settings-read-by-als", SPECS, MODULE,
+           "('solver', 'sgd', 'fits by ALS unless solver is sgd', ('lr', 'batch_size'))",
+           "('solver', 'als', 'fits by ALS unless solver is sgd', ('lr', 'batch_size'))",
+           (f"{UNREAD_AGREE}[ge-mf]", f"{UNREAD_AGREE}[ge-mf-solver]")),
+    Mutant("unread-fcf-adam-settings-read-by-gradient-steps", SPECS, MODULE,
+           "('optimizer', 'adam', 'takes plain gradient steps unless optimizer is adam', "
+           "('beta1', 'beta2', 'adam_eps', 'adam_bias', 'reset_state_each_epoch'))",
+           "('optimizer', 'gd', 'takes plain gradient steps unless optimizer is adam', "
+           "('beta1', 'beta2', 'adam_eps', 'adam_bias', 'reset_state_each_epoch'))",
+           (f"{UNREAD_AGREE}[fcf]", f"{UNREAD_AGREE}[fcf-optimizer]")),
+    Mutant("unread-xin-full-reads-the-public-settings", SPECS, MODULE,
+           "Reads(\"fits trace-norm EM on every user's ratings: no user is public and none releases a vector\", _EM)",
+           "_EM + _PUBLIC", (f"{UNREAD_AGREE}[xin-full]",), arg=1),
+    Mutant("unread-xin-pmc-reads-the-pmd-search", SPECS, MODULE, "_EM + _PUBLIC + ('batch', 'private_weight')",
+           "_EM + _PUBLIC + ('batch', 'private_weight', 'pmd_sweeps', 'pmd_tries')", (f"{UNREAD_AGREE}[xin-pmc]",)),
+    Mutant("unread-xin-public-fraction-read-beside-n-public", SPECS, MODULE,
+           "_PUBLIC = ('n_public', 'public_selection')",
+           "_PUBLIC = ('n_public', 'public_selection', 'public_fraction')", (f"{UNREAD_AGREE}[xin-public-n_public]",)),
+    Mutant("unread-check-friedman-defaults-for-every-system", SPECS, "check_parameters_used",
+           "{p.name: p.default for p in declared}", "{p.name: p.default for p in FRIEDMAN_PARAMETERS}",
+           (f"{UNREAD_AGREE}[fcf]",)),
+    Mutant("unread-check-condition-read-from-the-given-values-only", SPECS, "check_parameters_used",
+           "setting[name] == wanted", "given.get(name) == wanted", (f"{UNREAD_AGREE}[fcf]",)),
+    Mutant("unread-check-fix-always-sets-the-condition", SPECS, "check_parameters_used",
+           "f'drop {name}' if wanted is None else f'set {name}={_as_given(wanted)}'",
+           "f'set {name}={_as_given(wanted)}'", (f"{UNREAD_SAID}[xin-public]",)),
+    Mutant("unread-check-values-in-python-spelling", SPECS, "_as_given",
+           "'true' if value is True else 'false' if value is False else f'{value:g}' if isinstance(value, float) "
+           "else str(value)", "str(value)", (f"{UNREAD_SAID}[ge-mf-beta_u]",)),
+    Mutant("unread-xin-registered-without-the-check", SPECS, "register",
+           "MethodSpec(name, _lazy('xin', '_make_fit', mech), label, model, desc)", "None",
+           (f"{UNREAD_SAID}[xin-pmc]",), arg="check"),
+    Mutant("unread-fcf-registered-without-the-check", SPECS, "register", "MethodSpec('fcf', _lazy('fcf', '_fit_fcf'))",
+           "None", (f"{UNREAD_SAID}[fcf]",), arg="check"),
+    Mutant("unread-xin-fit-skips-the-check", XIN_PY, "_make_fit.fit", "check_parameters_used(config)", "None",
+           (f"{UNREAD_FIT}[xin-pmc]",)),
+    Mutant("unread-fcf-fit-skips-the-check", FCF_PY, "_fit_fcf", "check_parameters_used(config)", "None",
+           (f"{UNREAD_FIT}[fcf]",)),
+    Mutant("unread-popularity-evidence-read-without-the-blend", SPECS, MODULE,
+           "('local_blend', True, 'ranks every user by the plain DP popularity list unless local_blend is on', "
+           "('holdout_evidence',))",
+           "('local_blend', False, 'ranks every user by the plain DP popularity list unless local_blend is on', "
+           "('holdout_evidence',))", (UNREAD_POPULARITY,)),
+    Mutant("unread-check-skipped-for-federated-methods", SERVICE, "check_run", "check_parameters_used(config)",
+           "None", (UNREAD_POPULARITY,)),
+    Mutant("unread-als-round-2-settings-read-without-the-blend", SPECS, MODULE,
+           "('local_blend', True, 'fits every user on the broadcast factors alone unless local_blend is on', "
+           "('holdout_evidence', 'round2_default'))",
+           "('local_blend', False, 'fits every user on the broadcast factors alone unless local_blend is on', "
+           "('holdout_evidence', 'round2_default'))", (f"{UNREAD_ROUND2}[dp-als-evidence]",)),
+    Mutant("unread-cooccurrence-default-read-without-the-blend", SPECS, MODULE,
+           "Reads('releases the DP co-occurrence', ('pop_share', 'max_items', 'local_blend', 'holdout_evidence'))",
+           "Reads('releases the DP co-occurrence', ('pop_share', 'max_items', 'local_blend', 'holdout_evidence', "
+           "'round2_default'))", (f"{UNREAD_ROUND2}[dp-cooccurrence-default]",)),
+    Mutant("unread-prototypes-lsh-settings-read-by-the-partition", SPECS, MODULE,
+           "('candidates', 'lsh', 'finds its candidates by the private partition unless candidates is lsh', "
+           "('lsh_depth', 'lsh_node_factor', 'lsh_node_cap'))",
+           "('candidates', 'partition', 'finds its candidates by the private partition unless candidates is lsh', "
+           "('lsh_depth', 'lsh_node_factor', 'lsh_node_cap'))", (f"{UNREAD_LSH}[dp-gaussian]",)),
 )
 
 

@@ -582,10 +582,10 @@ def test_a_parameter_the_method_would_ignore_is_refused_naming_it_and_its_defaul
 
     ds = rating_dataset()
     cfg = RunConfig(method=name, epsilon=2.0, mode="observed", rank=2, seed=1, n_hidden=3, method_params=params)
-    with pytest.raises(ConfigError, match=f"parameter {ignored} = .* would be ignored") as refused:
+    with pytest.raises(ConfigError, match=f"parameter {ignored}, given as .*, would be ignored") as refused:
         check_run(ds, cfg)
     assert refused.value.param == "prototype_params" and "--param" in refused.value.render(CLI_NAMES)
-    with pytest.raises(ConfigError, match=f"parameter {ignored} = .* would be ignored"):
+    with pytest.raises(ConfigError, match=f"parameter {ignored}, given as .*, would be ignored"):
         run_method(ds, cfg)
     defaults = {p.name: p.default for p in get_method(name).parameters}
     check_run(ds, cfg.replace(method_params={k: defaults[k] for k in params}))

@@ -47,6 +47,7 @@ def check_run(dataset: FederatedDataset, config: RunConfig, compare: Iterable[st
     from dpfed_core.errors import ConfigError, DpfedError
     from dpfed_core.evaluation.experiments import check_declared_federation
     from dpfed_core.federation.protocol import FederatedRecommender, build_method, check_counts, is_summable
+    from dpfed_core.methods.comparison.specs import check_parameters_used
 
     compare = check_methods(compare, compare_param)
     from dpfed_core.evaluation.budget import check_gaussian_delta
@@ -85,6 +86,7 @@ def check_run(dataset: FederatedDataset, config: RunConfig, compare: Iterable[st
             federation_check = getattr(method, "check", None)  # a summable method's public-shape rule
             if federation_check is not None:
                 federation_check(dataset.n_entities)
+            check_parameters_used(config)
         except DpfedError:
             raise
         except (TypeError, ValueError, OverflowError, ArithmeticError) as exc:

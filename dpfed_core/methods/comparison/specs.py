@@ -6,6 +6,7 @@ when one of its methods is fitted.
 from __future__ import annotations
 
 import importlib
+from dataclasses import dataclass
 from typing import Callable
 
 from dpfed_core.config import Param
@@ -50,7 +51,8 @@ FRIEDMAN_PARAMETERS = (
     Param("r_min", "float", None, "public rating scale minimum; none = 1 for ratings, 0 otherwise", optional=True),
     Param("r_max", "float", None, "public rating scale maximum; none = the value bound", optional=True),
     Param("batch_size", "text", "auto", "SGD mini-batch: auto or a whole number (1 = exact)"),
-    Param("private_preprocessing", "bool", False, "als/sgd: private global effects instead of exact ones"),
+    Param("private_preprocessing", "bool", False, "ge-mf: β-stabilised global effects instead of exact ones "
+          "(drawn without noise: ge-mf runs at ε = ∞)"),
     Param("solver", "choice", "als", "friedman-ge-mf: ALS or SGD", choices=("als", "sgd")),
 )
 
@@ -131,27 +133,141 @@ def check_output_perturbation_ridge(config) -> None:
                           param="lam" if own is None else "prototype_params")
 
 
+@dataclass(frozen=True)
+class Reads:
+    """Which of its declared parameters a method reads: those in ``always`` whatever the others say;
+    each ``(setting, value, why, names)`` of ``when`` reads ``names`` only while the parameter
+    ``setting`` is ``value`` (``why`` says what it does otherwise); every other declared parameter
+    never, for the reason ``why``."""
+
+    why: str
+    always: tuple[str, ...] = ()
+    when: tuple[tuple[str, object, str, tuple[str, ...]], ...] = ()
+
+
 #: The Friedman methods that read none of the Friedman parameters: exact averages of the ratings.
 AVERAGE_BASELINES = ("global-average", "item-average", "global-effects")
+#: What private global effects (Alg. 1–2, :func:`~.friedman.private_global_effects`) read.
+_PRIVATE_GE = ("variant", "beta_m", "beta_u", "split", "r_min", "r_max")
+_SGD = ("factors", "lam", "iterations", "lr", "batch_size")
+FRIEDMAN_READS = {
+    **{name: Reads("computes exact averages of the ratings and reads none of its parameters")
+       for name in AVERAGE_BASELINES},
+    # clean MF runs at ε = ∞: its global effects, even the β-stabilised ones of private_preprocessing,
+    # draw no noise (no variant, no split), exact residuals are not clamped by B, and predictions are
+    # U @ Vᵀ, unclamped (r_min, r_max bound only the stabilised item averages)
+    "ge-mf": Reads("fits clean MF with no ε: its global effects are exact, or β-stabilised without noise when "
+                   "private_preprocessing is on",
+                   ("solver", "private_preprocessing", "factors", "lam", "iterations"),
+                   (("solver", "sgd", "fits by ALS unless solver is sgd", ("lr", "batch_size")),
+                    ("private_preprocessing", True, "fits exact global effects unless private_preprocessing is on",
+                     ("beta_m", "beta_u", "r_min", "r_max", "B")))),
+    "friedman-ge": Reads("releases private global effects only and fits no factors", _PRIVATE_GE),
+    "friedman-isgd": Reads("perturbs the ratings, then runs SGD without norm bounds or error clamp",
+                           _PRIVATE_GE + _SGD + ("B",),
+                           (("variant", "unbounded", "drops no noisy rating unless variant is unbounded",
+                             ("alpha",)),)),
+    "friedman-psgd": Reads("perturbs SGD's errors and drops no rating", _PRIVATE_GE + _SGD + ("B", "p_max", "q_max",
+                                                                                          "e_max")),
+    "friedman-pals": Reads("solves ALS exactly (no SGD step, no error clamp) and drops no rating",
+                           _PRIVATE_GE + ("factors", "lam", "iterations", "B", "p_max", "q_max")),
+}
+_ALS = tuple(p.name for p in ALS_PARAMETERS)
+FCF_READS = {
+    "implicit-als": Reads("fits implicit ALS", _ALS),
+    "fcf": Reads("fits federated implicit ALS",
+                 _ALS + ("gd_iters", "optimizer", "gamma", "grad_reduction", "x_refresh"),
+                 (("optimizer", "adam", "takes plain gradient steps unless optimizer is adam",
+                   ("beta1", "beta2", "adam_eps", "adam_bias", "reset_state_each_epoch")),)),
+}
+_EM = ("tau", "max_rank", "max_iter", "tol")
+_PUBLIC = ("n_public", "public_selection")
+_PUBLIC_FRACTION = (("n_public", None, "takes n_public public users when n_public is given", ("public_fraction",)),)
+XIN_READS = {
+    "xin-full": Reads("fits trace-norm EM on every user's ratings: no user is public and none releases a vector",
+                      _EM),
+    "xin-public": Reads("learns from the public users only: the private users release nothing", _EM + _PUBLIC,
+                        _PUBLIC_FRACTION),
+    "xin-pmc": Reads("releases PMC vectors, which need no rating set and no PMD search",
+                     _EM + _PUBLIC + ("batch", "private_weight"), _PUBLIC_FRACTION),
+    "xin-pmd": Reads("releases PMD vectors", _EM + _PUBLIC + ("batch", "private_weight", "pmd_sweeps",
+                                                             "pmd_tries", "values"), _PUBLIC_FRACTION),
+}
+#: Every comparison method's declared parameters and which of them it reads.
+PARAMETER_READS = {**{name: (FRIEDMAN_PARAMETERS, reads) for name, reads in FRIEDMAN_READS.items()},
+                   "implicit-als": (ALS_PARAMETERS, FCF_READS["implicit-als"]),
+                   "fcf": (FCF_PARAMETERS, FCF_READS["fcf"]),
+                   **{name: (XIN_PARAMETERS, reads) for name, reads in XIN_READS.items()}}
+
+#: Federated methods (declared by their classes) whose parameters are not all read in every setting.
+FEDERATED_READS = {
+    # without local_blend round 2 fits U_h on the broadcast popularity alone: no hold-out to weigh
+    "dp-popularity": Reads("releases the DP popularity", ("row_norm", "local_blend"),
+                           (("local_blend", True, "ranks every user by the plain DP popularity list unless "
+                             "local_blend is on", ("holdout_evidence",)),)),
+    # without local_blend dp-als fits U_h on the broadcast V alone; dp-cooccurrence still weighs the
+    # federation's parts on the hold-out, but keeps no default of the entity's own
+    "dp-als": Reads("learns federated ALS factors", ("steps", "pop_share", "max_items", "local_blend"),
+                    (("local_blend", True, "fits every user on the broadcast factors alone unless local_blend is on",
+                      ("holdout_evidence", "round2_default")),)),
+    "dp-cooccurrence": Reads("releases the DP co-occurrence", ("pop_share", "max_items", "local_blend",
+                                                               "holdout_evidence"),
+                             (("local_blend", True, "weighs the federation's parts alone, with no default of the "
+                               "entity's own to keep, unless local_blend is on", ("round2_default",)),)),
+    # the LSH tree's settings are read by the LSH coreset alone (its release and its checks)
+    **{name: Reads("finds its candidates by the private partition",
+                   ("variant", "row_norm", "row_scaling", "value_min", "support", "threshold", "cluster_size",
+                    "projection_dim", "candidates", "split", "search_steps", "final_choice", "refine_steps",
+                    "trials", "n_grids", "depth", "max_candidates"),
+                   (("candidates", "lsh", "finds its candidates by the private partition unless candidates is lsh",
+                     ("lsh_depth", "lsh_node_factor", "lsh_node_cap")),))
+       for name in ("dp-prototypes", "dp-gaussian")},
+}
+
+
+def _as_given(value: object) -> str:
+    """A parameter value as ``--param`` takes it (``true``, ``0.1,0.9``)."""
+    if isinstance(value, (tuple, list)):
+        return ",".join(_as_given(v) for v in value)
+    return "true" if value is True else "false" if value is False else f"{value:g}" if isinstance(value, float) \
+        else str(value)
 
 
 def check_parameters_used(config) -> None:
-    """Refuse a Friedman parameter the method does not read when it is set to another value than its
-    default, naming it: the averages read none of them and only ge-mf reads ``solver``, so the run
-    would report a result that silently did not use the value asked for. The default value (what
-    the run does anyway) is accepted."""
+    """Refuse a parameter the method does not read (:data:`PARAMETER_READS`, :data:`FEDERATED_READS`)
+    when it is set to another value than its default, naming it, why it has no effect and the fix:
+    the run would report a result that silently did not use the value asked for. The default value
+    (what the run does anyway) is accepted."""
     from dpfed_core.config import check_params
     from dpfed_core.errors import ConfigError
 
-    given = check_params(FRIEDMAN_PARAMETERS, config.params, config.method)
-    defaults = {p.name: p.default for p in FRIEDMAN_PARAMETERS}
+    if config.method in PARAMETER_READS:
+        declared, reads = PARAMETER_READS[config.method]
+    elif config.method in FEDERATED_READS:
+        from dpfed_core.methods.registry import get_method
+
+        declared, reads = get_method(config.method).parameters, FEDERATED_READS[config.method]
+    else:
+        return
+    given = check_params(declared, config.params, config.method)
+    defaults = {p.name: p.default for p in declared}
+    setting = {**defaults, **given}
     for key, value in given.items():
-        unused = config.method in AVERAGE_BASELINES or (key == "solver" and config.method != "ge-mf")
-        if unused and value != defaults[key]:
-            what = ("computes exact averages of the ratings and reads none of its parameters"
-                    if config.method in AVERAGE_BASELINES else "has no solver to choose (only ge-mf has)")
-            raise ConfigError(f"{config.method} {what}: its parameter {key} = {value!r} would be ignored; "
-                              f"drop {key} from prototype_params", param="prototype_params")
+        if key in reads.always or value == defaults[key]:
+            continue
+        conditions = [c for c in reads.when if key in c[3]]
+        if any(setting[name] == wanted for name, wanted, _, _ in conditions):
+            continue
+        # "key, given as value" rather than "key = value": the dashboard reads "name = value" as one of
+        # its main controls (split, lam), which are not where a method's parameter is set
+        if not conditions:
+            raise ConfigError(f"{config.method} {reads.why}: its parameter {key}, given as {_as_given(value)}, "
+                              f"would be ignored; drop {key} from prototype_params", param="prototype_params")
+        name, wanted, why, _ = conditions[0]
+        fix = f"drop {name}" if wanted is None else f"set {name}={_as_given(wanted)}"
+        raise ConfigError(f"{config.method} {why}: its parameter {key}, given as {_as_given(value)}, would be "
+                          f"ignored ({key} is read only then); {fix} or drop {key} from prototype_params",
+                          param="prototype_params")
 
 
 def _check_pals(config) -> None:
@@ -178,12 +294,12 @@ def register() -> None:
         "implicit-als", _lazy("fcf", "_fit_implicit_als"), "Implicit ALS (Hu et al. 2008, centralised)",
         PrivacyModel.NON_PRIVATE,
         "Confidence-weighted ALS on pooled implicit feedback — the centralised model FCF federates.",
-        detail=PRIVACY_ALS_DETAIL, parameters=ALS_PARAMETERS))
+        detail=PRIVACY_ALS_DETAIL, parameters=ALS_PARAMETERS, check=check_parameters_used))
     register_method(MethodSpec(
         "fcf", _lazy("fcf", "_fit_fcf"), "FCF (Ammad-ud-din et al. 2019)", PrivacyModel.NO_FORMAL_CLAIM,
         "Federated implicit ALS: clients solve their own factors, the server steps item factors by Adam "
         "on every client's gradient; epochs × gd_iters communication rounds.",
-        detail=PRIVACY_FCF_DETAIL, parameters=FCF_PARAMETERS))
+        detail=PRIVACY_FCF_DETAIL, parameters=FCF_PARAMETERS, check=check_parameters_used))
     for name, mech, label, model, detail, desc in (
             ("xin-public", "none", "Xin & Jaakkola: public users only", PrivacyModel.NO_FORMAL_CLAIM, PRIVACY_PUBLIC,
              "Item model (μ, V) learned by trace-norm EM from the heaviest public users (default 1%); every "
@@ -197,4 +313,4 @@ def register() -> None:
              "all users' ratings pooled at the server",
              "Trace-norm EM over every user's ratings: the non-private reference ('Full EM').")):
         register_method(MethodSpec(name, _lazy("xin", "_make_fit", mech), label, model, desc, detail=detail,
-                                   parameters=XIN_PARAMETERS))
+                                   parameters=XIN_PARAMETERS, check=check_parameters_used))

@@ -1,0 +1,270 @@
+"""A comparison method's declared parameter that the run would not read is refused when set to
+another value than its default (:data:`~dpfed_core.methods.comparison.specs.PARAMETER_READS`), and
+the table agrees with the code: an accepted value changes the fit, a refused one would not have."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+from dpfed_core.config import RunConfig, no_progress
+from dpfed_core.data.dataset import FederatedDataset
+from dpfed_core.errors import ConfigError
+from dpfed_core.evaluation.service import check_run
+from dpfed_core.methods import get_method
+from dpfed_core.methods.comparison import specs
+
+
+def rating_dataset(seed: int = 0, n: int = 40, m: int = 24) -> FederatedDataset:
+    rng = np.random.default_rng(seed)
+    a, b = rng.normal(size=(n, 2)), rng.normal(size=(m, 2))
+    full = np.clip(np.rint(3 + a @ b.T * 0.8 + rng.normal(0, 0.3, (n, m))), 1, 5)
+    X = sp.csr_matrix(np.where(rng.random((n, m)) < 0.5, full, 0.0))
+    return FederatedDataset.from_parts(X, np.where(np.arange(n) < n // 2, "A", "B"),
+                                       value_kind="ratings", name="tiny ratings")
+
+
+#: A value other than the default for every declared parameter (as ``--param`` gives it).
+UNREAD_OTHER = {
+    "variant": "unbounded", "factors": 3, "lam": 0.5, "lr": 0.05, "iterations": 3, "B": 0.5, "p_max": 0.05,
+    "q_max": 0.05, "e_max": 0.5, "alpha": 0.2, "beta_m": 3.0, "beta_u": 3.0, "split": "0.1,0.2,0.1,0.2,0.4",
+    "r_min": 2.7, "r_max": 3.3, "batch_size": "1", "private_preprocessing": True, "solver": "sgd",
+    "epochs": 3, "binarize": False, "init_scale": 0.3, "gd_iters": 3, "optimizer": "gd", "gamma": 2e-3,
+    "beta1": 0.6, "beta2": 0.9, "adam_eps": 1e-3, "adam_bias": "standard", "grad_reduction": "mean",
+    "reset_state_each_epoch": False, "x_refresh": "round",
+    "public_fraction": 0.2, "n_public": 12, "public_selection": "random", "tau": 3.0, "max_rank": 1,
+    "max_iter": 3, "tol": 0.5, "batch": 5, "private_weight": 0.9, "pmd_sweeps": 1, "pmd_tries": 2,
+    "values": "1,2,3,4,5,6",
+}
+_FCF = {"epochs": 2, "gd_iters": 2}
+_EM = {"tau": 2.0, "max_iter": 5}
+_XIN = {"public_fraction": 0.5, **_EM}
+#: Every method in a cheap setting, and each setting that switches parameters on.
+UNREAD_SETTINGS = [
+    *[(name, {}) for name in specs.FRIEDMAN_READS],
+    ("ge-mf", {"solver": "sgd"}),
+    # unstabilised item averages, so that r_min and r_max clamp some of them
+    ("ge-mf", {"private_preprocessing": True, "beta_m": 0.0}),
+    *[(name, {"variant": "unbounded"}) for name in ("friedman-isgd", "friedman-psgd", "friedman-pals")],
+    ("implicit-als", {"epochs": 2}), ("fcf", _FCF), ("fcf", {**_FCF, "optimizer": "gd", "gamma": 1e-3}),
+    ("xin-full", _EM), *[(name, _XIN) for name in ("xin-public", "xin-pmc", "xin-pmd")],
+    *[(name, {**_EM, "n_public": 20}) for name in ("xin-public", "xin-pmc", "xin-pmd")],
+]
+
+
+def _config(name: str, params: dict) -> RunConfig:
+    return RunConfig(method=name, epsilon=2.0, mode="observed", rank=2, lam=0.1, seed=1, n_hidden=3,
+                     method_params=params)
+
+
+def _scores(ds: FederatedDataset, config: RunConfig, monkeypatch) -> np.ndarray:
+    """What the fit predicts, with the parameter check skipped (what the run would have done)."""
+    with monkeypatch.context() as m:
+        m.setattr(specs, "check_parameters_used", lambda config: None)
+        res = get_method(config.method).fit(ds, ds.X.tocsr(), config, np.random.default_rng(0), no_progress)
+    return res.U @ res.V.T
+
+
+def test_every_comparison_method_with_declared_parameters_has_a_table_naming_only_declared_ones():
+    from dpfed_core.methods.registry import METHODS, available_methods
+
+    available_methods()
+    with_params = {n for n, s in METHODS.items() if s.parameters and not s.federated}
+    assert with_params == set(specs.PARAMETER_READS)
+    for name, (declared, reads) in specs.PARAMETER_READS.items():
+        assert METHODS[name].parameters == declared and METHODS[name].check is not None
+        names = {p.name for p in declared}
+        assert set(reads.always) <= names and all(set(w[3]) <= names and w[0] in names for w in reads.when)
+    assert set(UNREAD_OTHER) == {p.name for d, _ in specs.PARAMETER_READS.values() for p in d}
+    for name, reads in specs.FEDERATED_READS.items():
+        # a federated method's table lists every parameter it declares: one added later is never refused unseen
+        names = {p.name for p in get_method(name).parameters}
+        assert set(reads.always) | {n for w in reads.when for n in w[3]} == names, name
+        assert all(w[0] in names for w in reads.when), name
+
+
+#: The parameters whose value switches others on or off (what names a setting in the test ids).
+UNREAD_SWITCHES = ("solver", "private_preprocessing", "variant", "optimizer", "n_public")
+
+
+@pytest.mark.parametrize("name, base", UNREAD_SETTINGS, ids=[
+    name + "".join(f"-{k}" for k in base if k in UNREAD_SWITCHES) for name, base in UNREAD_SETTINGS])
+def test_a_refused_parameter_would_not_change_the_fit_and_an_accepted_one_does(name, base, monkeypatch):
+    """For every declared parameter set to another value than the setting's: the check refuses it
+    exactly when the fit, run without the check, predicts the same as without it."""
+    ds = rating_dataset()
+    check_run(ds, _config(name, base))
+    reference = _scores(ds, _config(name, base), monkeypatch)
+    declared, _ = specs.PARAMETER_READS[name]
+    disagree = []
+    for p in declared:
+        value = p.coerce(UNREAD_OTHER[p.name], name)
+        if base.get(p.name, p.default) == value or (p.name == "n_public" and "public_fraction" in base):
+            # (n_public beside public_fraction is refused naming public_fraction, which it overrides)
+            continue
+        config = _config(name, {**base, p.name: UNREAD_OTHER[p.name]})
+        try:
+            check_run(ds, config)
+            refused = False
+        except ConfigError as exc:
+            assert exc.param == "prototype_params" and f"its parameter {p.name}, given as " in str(exc), str(exc)
+            refused = True
+            # its default is what runs anyway: accepted
+            check_run(ds, _config(name, {**base, p.name: p.default}))
+        scores = _scores(ds, config, monkeypatch)
+        same = scores.shape == reference.shape and np.array_equal(scores, reference)
+        if refused != same:
+            disagree.append(f"{p.name} ({'refused' if refused else 'accepted'}, fit "
+                            f"{'unchanged' if same else 'changed'})")
+    assert not disagree, f"{name} {base}: " + "; ".join(disagree)
+
+
+@pytest.mark.parametrize("name, params, said", [
+    ("ge-mf", {"beta_u": 3.0},
+     "ge-mf fits exact global effects unless private_preprocessing is on: its parameter beta_u, given as 3, would "
+     "be ignored (beta_u is read only then); set private_preprocessing=true or drop beta_u from prototype_params"),
+    ("ge-mf", {"private_preprocessing": True, "split": "0.1,0.2,0.1,0.2,0.4"},
+     "ge-mf fits clean MF with no ε: its global effects are exact, or β-stabilised without noise when "
+     "private_preprocessing is on: its parameter split, given as 0.1,0.2,0.1,0.2,0.4, would be ignored; "
+     "drop split from prototype_params"),
+    ("ge-mf", {"lr": 0.05}, "ge-mf fits by ALS unless solver is sgd: its parameter lr, given as 0.05, would be "
+                            "ignored (lr is read only then); set solver=sgd or drop lr from prototype_params"),
+    ("friedman-ge", {"iterations": 3}, "friedman-ge releases private global effects only and fits no factors: "
+                                       "its parameter iterations, given as 3, would be ignored; drop iterations "
+                                       "from prototype_params"),
+    ("friedman-isgd", {"alpha": 0.2}, "set variant=unbounded or drop alpha"),
+    ("friedman-pals", {"lr": 0.05}, "friedman-pals solves ALS exactly"),
+    ("fcf", {"optimizer": "gd", "beta1": 0.6}, "fcf takes plain gradient steps unless optimizer is adam: its "
+                                               "parameter beta1, given as 0.6, would be ignored"),
+    ("xin-pmc", {"values": "1,2,3"}, "xin-pmc releases PMC vectors, which need no rating set"),
+    ("xin-public", {"n_public": 5, "public_fraction": 0.3},
+     "(public_fraction is read only then); drop n_public or drop public_fraction from prototype_params"),
+], ids=["ge-mf-beta_u", "ge-mf-split", "ge-mf-lr", "friedman-ge", "friedman-isgd", "friedman-pals", "fcf", "xin-pmc",
+        "xin-public"])
+def test_the_refusal_names_the_method_the_parameter_why_and_the_fix_on_the_cli_and_the_dashboard(
+        name, params, said, capsys):
+    from dpfed_core.cli.args import CLI_NAMES
+    from dpfed_core.ui import engine as dash
+
+    ds = rating_dataset()
+    with pytest.raises(ConfigError) as refused:
+        check_run(ds, _config(name, params))
+    assert said in str(refused.value) and refused.value.param == "prototype_params", str(refused.value)
+    assert "--param" in refused.value.render(CLI_NAMES)
+    shown = dash.friendly_message(refused.value).replace("\\", "")
+    assert said.split(" from prototype_params")[0] in shown and "the method's parameters" in shown, shown
+
+
+def test_the_cli_refuses_an_unread_parameter_in_one_line_before_running(capsys):
+    from dpfed_core.cli import main
+
+    assert main(["run", "--data", "sample:synthetic", "--method", "ge-mf", "--param", "beta_m=3",
+                 "--dry-run"]) == 2
+    err = capsys.readouterr().err
+    assert ("ge-mf fits exact global effects unless private_preprocessing is on: its parameter beta_m, given as 3, "
+            "would be ignored") in err and "set private_preprocessing=true" in err, err
+    assert "Traceback" not in err and err.strip().splitlines()[-1].endswith("drop beta_m from --param"), err
+    assert main(["run", "--data", "sample:synthetic", "--method", "ge-mf", "--param", "beta_m=15",
+                 "--dry-run"]) == 0
+
+
+@pytest.mark.parametrize("name, params", [("ge-mf", {"beta_m": 3.0}), ("fcf", {"optimizer": "gd", "adam_eps": 1e-3}),
+                                          ("xin-pmc", {"pmd_tries": 2})], ids=["ge-mf", "fcf", "xin-pmc"])
+def test_the_fit_itself_refuses_an_unread_parameter(name, params):
+    """A run that reaches the fit without the run's checks (a compared method, a script) is refused too."""
+    from dpfed_core.evaluation.experiments import run_method
+
+    with pytest.raises(ConfigError, match=f"its parameter {next(iter(reversed(params)))}, given as .* would be "
+                                          "ignored"):
+        run_method(rating_dataset(), _config(name, params))
+
+
+def test_the_federate_page_shows_the_refusal_and_disables_run_until_the_setting_reads_the_parameter():
+    from tests.test_app_pages import app, assert_clean
+
+    at = app("pages/2_Federate.py").run()
+    at.selectbox(key="fed_method").set_value("ge-mf").run()
+    at.number_input(key="fed_p_ge-mf_beta_m").set_value(3.0).run()
+    assert_clean(at)
+    shown = [e.value.replace("\\", "") for e in at.error]
+    assert len(shown) == 1 and shown[0].startswith(
+        "ge-mf fits exact global effects unless private_preprocessing is on: its parameter beta_m, given as 3, "
+        "would be ignored (beta_m is read only then); set private_preprocessing=true or drop beta_m from the "
+        "method's parameters"), shown
+    assert at.button(key="fed_run").disabled
+    at.checkbox(key="fed_p_ge-mf_private_preprocessing").set_value(True).run()
+    assert not at.error and not at.button(key="fed_run").disabled, [e.value for e in at.error]
+
+
+def test_dp_popularity_reads_its_holdout_evidence_only_with_the_local_blend():
+    """Without local_blend round 2 fits every user on the DP popularity column alone: a hold-out
+    evidence asked for is refused (the fit is the same without it); with it the value reaches round 2."""
+    from dpfed_core.evaluation.experiments import run_method
+    from dpfed_core.federation.protocol import build_method
+
+    ds = rating_dataset()
+    config = RunConfig(method="dp-popularity", epsilon=2.0, mode="observed", rank=2, seed=1, n_hidden=3,
+                       simulation=True, prototype_params={"holdout_evidence": 2.0})
+    with pytest.raises(ConfigError) as refused:
+        check_run(ds, config)
+    assert str(refused.value) == (
+        "dp-popularity ranks every user by the plain DP popularity list unless local_blend is on: its parameter "
+        "holdout_evidence, given as 2, would be ignored (holdout_evidence is read only then); set local_blend=true "
+        "or drop holdout_evidence from prototype_params") and refused.value.param == "prototype_params"
+    default = config.replace(prototype_params={"holdout_evidence": 1.0})
+    check_run(ds, default)
+    asked, ran = (run_method(ds, c)[0]["overall"] for c in (config, default))
+    assert asked == ran
+    blended = config.replace(prototype_params={"local_blend": True, "holdout_evidence": 2.0})
+    check_run(ds, blended)
+    assert build_method(blended, ds.value_max).holdout_evidence == 2.0
+
+
+@pytest.mark.parametrize("name, params, why", [
+    ("dp-als", {"local_blend": False, "holdout_evidence": 2.0},
+     "dp-als fits every user on the broadcast factors alone unless local_blend is on: its parameter "
+     "holdout_evidence, given as 2, would be ignored"),
+    ("dp-als", {"local_blend": False, "round2_default": "alone"}, "its parameter round2_default, given as alone"),
+    ("dp-cooccurrence", {"local_blend": False, "round2_default": "alone"},
+     "dp-cooccurrence weighs the federation's parts alone, with no default of the entity's own to keep, unless "
+     "local_blend is on: its parameter round2_default, given as alone, would be ignored (round2_default is read "
+     "only then); set local_blend=true"),
+], ids=["dp-als-evidence", "dp-als-default", "dp-cooccurrence-default"])
+def test_a_summable_methods_round_2_setting_is_refused_without_the_local_blend(name, params, why):
+    """Without local_blend round 2 reads neither the evidence (dp-als) nor the small-entity default: the
+    value is refused, and the run with it is the run without it; with the blend it is accepted."""
+    from dpfed_core.evaluation.experiments import run_method
+
+    ds = rating_dataset()
+    config = RunConfig(method=name, epsilon=2.0, mode="observed", rank=2, seed=1, n_hidden=3, k=2, max_iter=5,
+                       simulation=True, prototype_params=params)
+    with pytest.raises(ConfigError) as refused:
+        check_run(ds, config)
+    assert why in str(refused.value) and refused.value.param == "prototype_params", str(refused.value)
+    plain = config.replace(prototype_params={"local_blend": False})
+    check_run(ds, plain)
+    assert run_method(ds, config)[0]["overall"] == run_method(ds, plain)[0]["overall"]
+    check_run(ds, config.replace(prototype_params={**params, "local_blend": True}))
+
+
+@pytest.mark.parametrize("name", ["dp-prototypes", "dp-gaussian"])
+def test_the_lsh_tree_settings_are_refused_unless_the_candidates_come_from_the_lsh_coreset(name):
+    """The private partition grows no LSH tree: its settings are refused (the run with one is the run
+    without it); with candidates=lsh they reach the release."""
+    from dpfed_core.evaluation.experiments import run_method
+    from dpfed_core.federation.protocol import build_method
+
+    ds = rating_dataset()
+    config = RunConfig(method=name, epsilon=2.0, mode="observed", rank=2, seed=1, n_hidden=3, k=2, max_iter=5,
+                       simulation=True, prototype_params={"lsh_node_factor": 5.0})
+    with pytest.raises(ConfigError) as refused:
+        check_run(ds, config)
+    assert str(refused.value) == (
+        f"{name} finds its candidates by the private partition unless candidates is lsh: its parameter "
+        "lsh_node_factor, given as 5, would be ignored (lsh_node_factor is read only then); set candidates=lsh or "
+        "drop lsh_node_factor from prototype_params"), str(refused.value)
+    plain = config.replace(prototype_params={})
+    assert run_method(ds, config)[0]["overall"] == run_method(ds, plain)[0]["overall"]
+    lsh = config.replace(prototype_params={"candidates": "lsh", "lsh_node_factor": 5.0})
+    check_run(ds, lsh)
+    assert build_method(lsh, ds.value_max).lsh_node_factor == 5.0
