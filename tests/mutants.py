@@ -7720,6 +7720,12 @@ MUTANTS = (
            "('lsh_depth', 'lsh_node_factor', 'lsh_node_cap'))",
            "('candidates', 'partition', 'finds its candidates by the private partition unless candidates is lsh', "
            "('lsh_depth', 'lsh_node_factor', 'lsh_node_cap'))", (f"{UNREAD_LSH}[dp-gaussian]",)),
+    # the calibrations, checked against Δ/ε and a profile written apart, on both sides of ε = 1 and Δ = 1
+    Mutant("mech-laplace-scale-times-epsilon", MECH, "laplace_scale", "sensitivity / epsilon", "sensitivity * epsilon",
+           (f"{MECHT}::test_mech_laplace_scale_meets_epsilon_by_opendp_map",)),
+    Mutant("mech-gaussian-profile-times-sensitivity", MECH, "_gauss_delta", "epsilon * sigma / sensitivity",
+           "epsilon * sigma * sensitivity",
+           (f"{MECHT}::test_mech_analytic_gaussian_sigma_is_the_smallest_sigma_of_the_profile_written_apart",)),
 )
 
 

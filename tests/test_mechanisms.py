@@ -76,13 +76,32 @@ def test_mech_gaussian_sigma_meets_delta_by_opendp_map(eps, delta):
     assert mech.gaussian_sigma(eps, delta * 10, 2.0, 100) < sigma  # and it matters
 
 
-def test_mech_laplace_scale_meets_epsilon_by_opendp_map():
+@pytest.mark.parametrize("eps", [0.7, 2.5])
+def test_mech_laplace_scale_meets_epsilon_by_opendp_map(eps):
+    """b = Δ/ε up to OpenDP's rounding, on both sides of ε = 1: a scale met by the map but larger than
+    Δ/ε is noise no budget asked for."""
     from dpfed_core.privacy.noise import laplace_float_epsilon
 
     for size in (1, 1000, 10**6):
-        b = mech.laplace_scale(3.0, 0.7, size)
-        assert laplace_float_epsilon(b, 3.0, size) <= 0.7
-        assert b == pytest.approx(3.0 / 0.7, rel=1e-5)
+        b = mech.laplace_scale(3.0, eps, size)
+        assert laplace_float_epsilon(b, 3.0, size) <= eps
+        assert b == pytest.approx(3.0 / eps, rel=1e-5)
+
+
+@pytest.mark.parametrize("sens", [0.5, 2.0, 7.0])
+@pytest.mark.parametrize("eps,delta", [(0.3, 1e-6), (1.0, 1e-5), (4.0, 1e-8)])
+def test_mech_analytic_gaussian_sigma_is_the_smallest_sigma_of_the_profile_written_apart(eps, delta, sens):
+    """Checked against Balle & Wang's profile written here with SciPy's normal distribution, not with
+    the module's own: δ(σ) = Φ(Δ/2σ − εσ/Δ) − e^ε Φ(−Δ/2σ − εσ/Δ) is at most δ at the σ returned and
+    above it 0.5 % below; σ scales with Δ."""
+    def profile(sigma: float) -> float:
+        a, b = sens / (2 * sigma), eps * sigma / sens
+        return stats.norm.cdf(a - b) - math.exp(eps) * stats.norm.cdf(-a - b)
+
+    sigma = mech.gaussian_sigma_analytic(eps, delta, sens)
+    assert profile(sigma) <= delta
+    assert profile(0.995 * sigma) > delta
+    assert sigma == pytest.approx(sens * mech.gaussian_sigma_analytic(eps, delta, 1.0), rel=1e-8)
 
 
 @pytest.mark.parametrize("eps,delta", [(0.1, 1e-6), (1.0, 1e-5), (5.0, 1e-8), (50.0, 1e-6)])
