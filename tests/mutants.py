@@ -7726,6 +7726,21 @@ MUTANTS = (
     Mutant("mech-gaussian-profile-times-sensitivity", MECH, "_gauss_delta", "epsilon * sigma / sensitivity",
            "epsilon * sigma * sensitivity",
            (f"{MECHT}::test_mech_analytic_gaussian_sigma_is_the_smallest_sigma_of_the_profile_written_apart",)),
+    # basic composition's δ/2: a sweep composed by PLD takes only what every other release leaves
+    Mutant("acc-pld-room-ignores-other-deltas", ACC, "compose_releases",
+           "sum((e.delta for e in singles)) + sum((m.delta for b in batches.values() if len(pld_points(b)) <= 1 "
+           "for m in b))",
+           "sum((e.delta for e in singles)) - sum((m.delta for b in batches.values() if len(pld_points(b)) <= 1 "
+           "for m in b))",
+           (f"{ACCT}::test_a_sweep_composed_by_pld_takes_only_the_delta_the_other_releases_leave",)),
+    Mutant("acc-one-point-sweep-delta-left-out", ACC, "compose_releases", "len(pld_points(b)) <= 1",
+           "len(pld_points(b)) < 1",
+           (f"{ACCT}::test_a_sweep_composed_by_pld_takes_only_the_delta_the_other_releases_leave",)),
+    Mutant("acc-one-point-sweep-given-the-pld-share", ACC, "compose_releases", "len(gauss) > 1", "len(gauss) >= 1",
+           (f"{ACCT}::test_a_sweep_composed_by_pld_takes_only_the_delta_the_other_releases_leave",)),
+    Mutant("acc-basic-delta-exceeded-read-backwards", ACC, "basic_delta_exceeded",
+           "not basic_delta_within(comp.basic_delta, delta)", "basic_delta_within(comp.basic_delta, delta)",
+           (f"{ACCT}::test_a_sweep_composed_by_pld_takes_only_the_delta_the_other_releases_leave",)),
 )
 
 

@@ -397,3 +397,23 @@ def test_a_batch_with_a_point_without_rho_has_no_zcdp_charge():
     comp = compose_releases(batch, CAP_DELTA)
     assert comp.rho is None and comp.tight_epsilon == math.inf
     assert comp.accountant == "basic" and comp.epsilon == pytest.approx(1.5)
+
+
+def test_a_sweep_composed_by_pld_takes_only_the_delta_the_other_releases_leave():
+    """Basic composition has δ_cap/2 in all: a sweep of Gaussian points composed by PLD gets what a
+    single run's δ and a one-point sweep's δ leave of it, never more; Σδ beyond δ_cap/2 is named."""
+    from dpfed_core.privacy.accounting import ReleaseCharge, basic_delta_exceeded, compose_releases
+    from dpfed_core.privacy.noise import zcdp_epsilon
+
+    cap, rho = 1e-6, 0.02
+    point = zcdp_epsilon(rho, 1e-8)
+    entries = ([ReleaseCharge(zcdp_epsilon(rho, 2e-8), 2e-8, rho, True)]
+               + [ReleaseCharge(point, 1e-8, rho, True, batch="sweep") for _ in range(8)]
+               + [ReleaseCharge(point, 1e-8, rho, True, batch="one point")])
+    comp = compose_releases(entries, cap)
+    assert comp.basic_delta <= cap / 2 * (1 + 1e-9)
+    assert comp.basic_delta == pytest.approx(cap / 2, rel=1e-9)  # the sweep takes what is left, all of it
+    assert not basic_delta_exceeded(comp, cap)
+    assert comp.basic_epsilon < sum(e.epsilon for e in entries)  # the sweep by PLD, below its Σε
+    over = compose_releases([ReleaseCharge(1.0, 3e-7), ReleaseCharge(1.0, 3e-7)], cap)
+    assert basic_delta_exceeded(over, cap) and math.isinf(over.epsilon)
