@@ -7741,6 +7741,11 @@ MUTANTS = (
     Mutant("acc-basic-delta-exceeded-read-backwards", ACC, "basic_delta_exceeded",
            "not basic_delta_within(comp.basic_delta, delta)", "basic_delta_within(comp.basic_delta, delta)",
            (f"{ACCT}::test_a_sweep_composed_by_pld_takes_only_the_delta_the_other_releases_leave",)),
+    Mutant("acc-gaussian-row-sensitivity-read-as-missing", ACC, "ledger_rho", "get('sensitivity') is not None",
+           "get('sensitivity') is None",
+           (f"{ACCT}::test_a_gaussian_row_without_its_own_rho_is_charged_from_its_sigma_and_sensitivity",)),
+    Mutant("acc-zero-sensitivity-gaussian-row-left-without-rho", ACC, "ledger_rho", "sens >= 0", "sens > 0",
+           (f"{ACCT}::test_a_gaussian_row_without_its_own_rho_is_charged_from_its_sigma_and_sensitivity",)),
 )
 
 

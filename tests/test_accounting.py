@@ -417,3 +417,17 @@ def test_a_sweep_composed_by_pld_takes_only_the_delta_the_other_releases_leave()
     assert comp.basic_epsilon < sum(e.epsilon for e in entries)  # the sweep by PLD, below its Σε
     over = compose_releases([ReleaseCharge(1.0, 3e-7), ReleaseCharge(1.0, 3e-7)], cap)
     assert basic_delta_exceeded(over, cap) and math.isinf(over.epsilon)
+
+
+def test_a_gaussian_row_without_its_own_rho_is_charged_from_its_sigma_and_sensitivity():
+    """A Gaussian row that states no ρ (a record written without it) is charged ρ = Δ²/2σ² from the σ and
+    Δ it records, and stays Gaussian-only; Δ = 0 costs nothing. Without σ or Δ it has no ρ at all."""
+    from dpfed_core.privacy.accounting import RHO_MARGIN, ledger_rho
+
+    rho, only = ledger_rho([_row("Gaussian (OpenDP)", 1.0, 1e-6, sensitivity=2.0, noise_scale=4.0)])
+    assert rho == pytest.approx(2.0**2 / (2 * 4.0**2) * (1 + RHO_MARGIN), rel=1e-12) and only is True
+    assert ledger_rho([_row("Gaussian (OpenDP)", 1.0, 1e-6, sensitivity=0.0, noise_scale=4.0)]) == (0.0, True)
+    for missing in ("sensitivity", "noise_scale"):
+        row = _row("Gaussian (OpenDP)", 1.0, 1e-6, sensitivity=2.0, noise_scale=4.0)
+        row[missing] = None
+        assert ledger_rho([row]) == (None, False)
