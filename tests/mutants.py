@@ -7746,6 +7746,15 @@ MUTANTS = (
            (f"{ACCT}::test_a_gaussian_row_without_its_own_rho_is_charged_from_its_sigma_and_sensitivity",)),
     Mutant("acc-zero-sensitivity-gaussian-row-left-without-rho", ACC, "ledger_rho", "sens >= 0", "sens > 0",
            (f"{ACCT}::test_a_gaussian_row_without_its_own_rho_is_charged_from_its_sigma_and_sensitivity",)),
+    # the catalogue selection's public parameters at their bounds
+    Mutant("cat-selection-at-infinite-epsilon", CAT, "selection_threshold", "math.isfinite(epsilon) and epsilon > 0",
+           "math.isfinite(epsilon) or epsilon > 0", (f"{SCAT}::test_the_selections_public_parameters_are_refused_at_their_bounds_and_accepted_inside",)),
+    Mutant("cat-selection-at-zero-epsilon", CAT, "selection_threshold", "epsilon > 0", "epsilon >= 0", (f"{SCAT}::test_the_selections_public_parameters_are_refused_at_their_bounds_and_accepted_inside",)),
+    Mutant("cat-secure-sum-at-infinite-rho", CAT, "_secure_sigma", "math.isfinite(rho) and rho > 0",
+           "math.isfinite(rho) or rho > 0", (f"{SCAT}::test_the_selections_public_parameters_are_refused_at_their_bounds_and_accepted_inside",)),
+    Mutant("cat-secure-sum-at-zero-rho", CAT, "_secure_sigma", "rho > 0", "rho >= 0", (f"{SCAT}::test_the_selections_public_parameters_are_refused_at_their_bounds_and_accepted_inside",)),
+    Mutant("cat-one-item-per-user-refused", CAT, "secure_catalogue_share", "c < 1", "c <= 1", (f"{SCAT}::test_the_selections_public_parameters_are_refused_at_their_bounds_and_accepted_inside",)),
+    Mutant("cat-two-buckets-refused", CAT, "_check_buckets", "b < 2", "b <= 2", (f"{SCAT}::test_the_selections_public_parameters_are_refused_at_their_bounds_and_accepted_inside",)),
 )
 
 

@@ -22,6 +22,7 @@ from dpfed_core.evaluation.catalogue_run import uses_secure_catalogue
 from dpfed_core.evaluation.experiments import run_method
 from dpfed_core.privacy import catalogue as cat
 from dpfed_core.privacy import noise
+from dpfed_core.errors import ConfigError
 from dpfed_core.privacy.ledger import PrivacyLedger
 from tests.dp_audit import CapturingSampler, patch_sampler
 
@@ -436,3 +437,31 @@ def test_the_catalogue_note_states_the_keys_kept_of_the_public_buckets_and_the_i
     assert "noisy sum of user weights ≥ 3.25" in note and "30 of the data's 500 items" in note
     assert "under secure aggregation" in note
     assert "without secure aggregation" in secure_catalogue_note(7, 3.25, 1.4, 30, 500, secure=False)
+
+
+def test_the_selections_public_parameters_are_refused_at_their_bounds_and_accepted_inside():
+    """ε = 0 and ε = ∞ have no selection threshold, ρ = 0 and ρ = ∞ no secure-sum σ (∞ would be a sum
+    without noise): each is refused naming the control. One item per user and two buckets are the
+    smallest settings and are accepted; fewer are refused."""
+    for eps in (0.0, math.inf, math.nan):
+        with pytest.raises(ConfigError, match="finite ε > 0") as exc:
+            cat.selection_threshold(eps, 1e-6, 5)
+        assert exc.value.param == "epsilon"
+    b, k = cat.selection_threshold(1.0, 1e-6, 1)
+    assert b == 1.0 and k >= 1 and cat.new_item_release_probability(b, k) <= 1e-6
+    for rho in (0.0, math.inf):
+        with pytest.raises(ConfigError, match="finite ρ > 0") as exc:
+            cat.secure_catalogue_threshold(rho, 3, divisor=1.0)
+        assert exc.value.param == "epsilon"
+    assert cat.secure_catalogue_threshold(0.1, 3, divisor=1.0, n_buckets=2)[0] > 0
+    X = sp.csr_matrix(np.array([[1.0, 0.0], [1.0, 1.0]]))
+    ledger = PrivacyLedger(10.0, 1e-3).for_entity("A")
+    share, _ = cat.secure_catalogue_share(X, cat.item_buckets(["x", "y"], 2), 0.1, 1e-6, np.random.default_rng(0),
+                                          ledger, divisor=1.0, n_buckets=2, max_items=1)
+    assert share.shape == (2,)
+    with pytest.raises(ConfigError, match="items per user must be ≥ 1"):
+        cat.secure_catalogue_share(X, cat.item_buckets(["x", "y"], 2), 0.1, 1e-6, np.random.default_rng(0),
+                                   ledger, divisor=1.0, n_buckets=2, max_items=0)
+    with pytest.raises(ConfigError, match="bucket count must be ≥ 2") as exc:
+        cat.item_buckets(["x", "y"], 1)
+    assert exc.value.param == "catalogue_buckets"
