@@ -161,9 +161,12 @@ def load(dataset, entry_id: int, key: str | None = None) -> dict | None:
     if d.get("dataset_key") != key:
         return None
     arrays: dict = {}
-    with store.write() as con:
-        con.execute(_ARRAYS)
-        row = con.execute("SELECT arrays FROM dashboard_arrays WHERE history_id = ?", (int(entry_id),)).fetchone()
+    # a read: works on a store this process cannot write, waits for no charge, creates no table (a store whose
+    # results all came from the command line has none, and its runs reopen from their documents)
+    with store.read() as con:
+        kept = con.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'dashboard_arrays'").fetchone()
+        row = None if kept is None else con.execute(
+            "SELECT arrays FROM dashboard_arrays WHERE history_id = ?", (int(entry_id),)).fetchone()
     if row is not None:
         with np.load(io.BytesIO(row[0]), allow_pickle=False) as z:
             arrays = {k: z[k] for k in z.files}

@@ -1,0 +1,112 @@
+"""The dashboard's History reads are reads: listing and reopening stored results work on a store this process
+cannot write, take no write lock and create nothing (no table, no row); a store that does not exist yet is
+answered as "nothing stored, nothing spent" and stays absent (no file, no folder); a result kept right after
+the first charge of a fresh store is filed under the account the charge named."""
+from __future__ import annotations
+
+import os
+import sqlite3
+from pathlib import Path
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+
+from dpfed_core.data.loaders import load_data
+from dpfed_core.models.entity_factors import EntityFactors
+from dpfed_core.privacy.odometer import BudgetOdometer, PlannedRelease
+from dpfed_core.privacy.store import Store
+from dpfed_core.ui import history
+
+
+@pytest.fixture(scope="module")
+def clinic():
+    return load_data("sample:clinic")
+
+
+def plan(ds, eps: float) -> PlannedRelease:
+    return PlannedRelease("run", "dp-gaussian", eps, 1e-6, {e: (eps, 1e-6) for e in ds.entity_names})
+
+
+def factors_result(seed: int = 0):
+    """A run's result as :func:`history.save` reads it: factors and one prototype block per entity."""
+    rng = np.random.default_rng(seed)
+    factors = EntityFactors(rng.random((4, 2)), rng.random((3, 2)))
+    releases = [SimpleNamespace(prototypes=rng.random((2, 3))) for _ in range(2)]
+    return SimpleNamespace(entity_factors=lambda: factors, model=SimpleNamespace(releases_=releases))
+
+
+RUN_DOC = {"config": {"method": "kmeans", "k": 1}, "dataset": {"name": "clinic"}}
+SWEEP_DOC = {"config": {"method": "kmeans"}, "epsilons": [1.0], "runs": [], "dataset": {"name": "clinic"}}
+
+
+def snapshot(folder: Path) -> dict[str, bytes]:
+    return {p.name: p.read_bytes() for p in sorted(folder.iterdir()) if p.is_file()}
+
+
+def tables(path: Path) -> set[str]:
+    with sqlite3.connect(path) as con:
+        return {r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+
+
+def unwritable(monkeypatch, folder: Path) -> None:
+    """The store's folder cannot be written by this process (a reviewer reading a shared store)."""
+    real = os.access
+    monkeypatch.setattr(os, "access", lambda p, mode, *a, **k: False if Path(p) == folder and mode & os.W_OK
+                        else real(p, mode, *a, **k))
+
+
+def test_a_stored_run_reopens_with_its_factors_from_a_store_this_process_cannot_write(tmp_path, monkeypatch,
+                                                                                      clinic):
+    folder = tmp_path / "shared"
+    folder.mkdir()
+    monkeypatch.setenv("DPFED_STORE", str(folder / "s.sqlite3"))
+    res = factors_result()
+    rid = history.save(clinic, "run", RUN_DOC, res)
+    sid = history.save(clinic, "sweep", SWEEP_DOC)
+    unwritable(monkeypatch, folder)
+    assert history.owner_store(clinic)[0].readonly
+    key = history.owner_key(clinic)
+    assert [e.id for e in history.list_entries(clinic, key=key)] == [sid, rid]
+    stored = history.load(clinic, rid, key=key)
+    np.testing.assert_array_equal(stored["arrays"]["U"], res.entity_factors().U)
+    np.testing.assert_array_equal(stored["arrays"]["P1"], res.model.releases_[1].prototypes)
+    assert history.load(clinic, sid, key=key)["arrays"] == {}
+
+
+def test_a_run_kept_without_factors_reopens_from_its_document_on_a_read_only_store_with_no_arrays_table(
+        tmp_path, monkeypatch, clinic):
+    """A store whose results came from the command line has no table of factors: reading it makes none."""
+    folder = tmp_path / "shared"
+    folder.mkdir()
+    path = folder / "s.sqlite3"
+    monkeypatch.setenv("DPFED_STORE", str(path))
+    rid = history.save(clinic, "run", RUN_DOC)
+    assert "dashboard_arrays" not in tables(path)
+    unwritable(monkeypatch, folder)
+    stored = history.load(clinic, rid, key=history.owner_key(clinic))
+    assert stored["arrays"] == {} and stored["doc"]["config"] == RUN_DOC["config"]
+    with pytest.raises(ValueError, match="stored without its factors"):
+        history.restored_run(stored)
+
+
+def test_reopening_a_stored_result_takes_no_write_lock_and_changes_nothing(tmp_path, monkeypatch, clinic):
+    path = tmp_path / "s.sqlite3"
+    monkeypatch.setenv("DPFED_STORE", str(path))
+    rid = history.save(clinic, "run", RUN_DOC)
+    key = history.owner_key(clinic)
+    before = snapshot(tmp_path)
+    assert history.load(clinic, rid, key=key)["doc"]["config"] == RUN_DOC["config"]
+    assert [e.id for e in history.list_entries(clinic, key=key)] == [rid]
+    assert snapshot(tmp_path) == before
+    assert "dashboard_arrays" not in tables(path)
+    writer = sqlite3.connect(path, isolation_level=None)  # another session charging meanwhile
+    writer.execute("BEGIN IMMEDIATE")
+    try:
+        store = Store(path, timeout=0.5)
+        monkeypatch.setattr(history, "owner_store", lambda ds, k=None: (store, k or key))
+        assert history.load(clinic, rid, key=key)["doc"]["config"] == RUN_DOC["config"]
+        assert [e.id for e in history.list_entries(clinic, key=key)] == [rid]
+    finally:
+        writer.execute("ROLLBACK")
+        writer.close()
