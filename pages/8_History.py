@@ -35,6 +35,15 @@ def _budget() -> None:
     try:
         from dpfed_core.ui.budget import render_budget
 
+        if history.store_missing() and not st.session_state.get("hist_make_store"):
+            # a read makes no store: the first charge or an explicit cap does
+            st.info("Nothing spent yet: no run, sweep or audit has been charged on this server (the store file "
+                    "does not exist yet; the first charged result or a cap set here makes it).",
+                    icon=":material/info:")
+            if not st.button("Set a budget cap…", key="hist_make_store_button"):
+                ui.non_private_checkbox("history")
+                return
+            st.session_state["hist_make_store"] = True
         store, key = history.owner_store(ds, owner)
         render_budget(store, ds, key)
     except Exception as exc:  # the budget view must not take the page down

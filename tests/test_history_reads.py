@@ -110,3 +110,43 @@ def test_reopening_a_stored_result_takes_no_write_lock_and_changes_nothing(tmp_p
     finally:
         writer.execute("ROLLBACK")
         writer.close()
+
+
+def test_the_dashboards_reads_of_a_store_that_does_not_exist_yet_make_no_store_and_no_folder(tmp_path, monkeypatch,
+                                                                                            clinic):
+    """First start, nothing run yet: the owner's name, the history list, a stored result, the budget line and a
+    button's planned charge answer "nothing stored, nothing spent"; the first charge makes the store."""
+    from dpfed_core.evaluation.budget import plan_run
+    from dpfed_core.config import RunConfig
+    from dpfed_core.ui.budget import budget_line
+
+    path = tmp_path / "new" / "s.sqlite3"
+    monkeypatch.setenv("DPFED_STORE", str(path))
+    key = history.owner_key(clinic)
+    assert BudgetOdometer.names_no_account(clinic, key)
+    assert history.list_entries(clinic, key=key) == []
+    assert history.load(clinic, 1, key=key) is None and history.delete(clinic, 1, key=key) is False
+    with history.reading_store(clinic, key) as (store, read_key):
+        assert budget_line(store, clinic, read_key) == "Budget: nothing released yet (no cap set)"
+    text = history.planned_charge_text(clinic, plan_run(clinic, RunConfig(method="dp-gaussian", epsilon=1.0)))
+    assert text.startswith("spends ε") and "unknown" not in text, text
+    assert not path.parent.exists()
+    history.charged(clinic, [plan(clinic, 1.0)], lambda: None, key=key)
+    assert path.exists()
+    with history.reading_store(clinic, history.owner_key(clinic)) as (store, read_key):
+        assert store.path == path and "nothing released" not in budget_line(store, clinic, read_key)
+
+
+def test_the_history_page_on_a_first_start_shows_nothing_stored_and_leaves_no_store(tmp_path, monkeypatch):
+    from tests.test_app_pages import app, assert_clean
+
+    path = tmp_path / "new" / "s.sqlite3"
+    monkeypatch.setenv("DPFED_STORE", str(path))
+    at = app("pages/8_History.py").run()
+    assert_clean(at)
+    assert any("Nothing stored for this dataset yet" in i.value for i in at.info)
+    assert any("Nothing spent yet" in i.value for i in at.info), [i.value for i in at.info]
+    assert not path.parent.exists()
+    at.button(key="hist_make_store_button").click().run()  # a cap is a write: asked for, it makes the store
+    assert_clean(at)
+    assert [n.label for n in at.number_input][:1] == ["Budget cap ε per entity"] and path.exists()

@@ -22,11 +22,14 @@ No Streamlit here.
 """
 from __future__ import annotations
 
+import contextlib
 import io
 import json
+import tempfile
 from dataclasses import dataclass
+from pathlib import Path
 from types import SimpleNamespace
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Iterator, Sequence
 
 import numpy as np
 
@@ -36,13 +39,26 @@ _ARRAYS = ("CREATE TABLE IF NOT EXISTS dashboard_arrays ("
            "history_id INTEGER PRIMARY KEY, arrays BLOB NOT NULL)")
 
 
+def store_missing() -> bool:
+    """No store file yet (first start: nothing was ever charged or kept): a read answers "nothing stored,
+    nothing spent" without making it or its folder. A store deleted beside its fingerprint key is not missing:
+    opening it refuses it as a lost budget."""
+    from dpfed_core.privacy.store import own_key_left, resolve_store_path
+
+    path = resolve_store_path(None)
+    return not (path.exists() or path.is_symlink() or own_key_left(path) is not None)
+
+
 def owner_key(dataset) -> str:
     """The data owner's key: the name the owner's store gives the whole dataset's account (its content key
-    under the store's secret). A read: a store with no secret yet is not given one, and the name is then one of
-    this process only, which finds nothing (``BudgetOdometer.names_no_account``)."""
+    under the store's secret). A read: a store with no secret yet is not given one (a store that does not exist
+    is not made), and the name is then one of this process only, which finds nothing
+    (``BudgetOdometer.names_no_account``)."""
     from dpfed_core.privacy.odometer import BudgetOdometer
     from dpfed_core.privacy.store import Store
 
+    if store_missing():
+        return BudgetOdometer._named(None, dataset)
     return BudgetOdometer(Store(None)).account_key(dataset, create=False)
 
 
@@ -55,6 +71,20 @@ def owner_store(dataset, key: str | None = None):
     from dpfed_core.privacy.store import Store
 
     return Store(None), key or owner_key(dataset)
+
+
+@contextlib.contextmanager
+def reading_store(dataset, key: str | None = None) -> Iterator[tuple[Any, str]]:
+    """(Store, key) to read the owner's budget from: the owner's store, or while it does not exist yet an empty
+    one in a temporary folder, removed afterwards — it answers as the new store will (nothing spent, no cap)
+    and the owner's store is made by the first charge or cap, never by a read."""
+    from dpfed_core.privacy.store import Store
+
+    if not store_missing():
+        yield owner_store(dataset, key)
+        return
+    with tempfile.TemporaryDirectory(prefix="dpfed-empty-store-") as tmp:
+        yield Store(Path(tmp) / "empty.sqlite3"), key or owner_key(dataset)
 
 
 def charged(dataset, plans: Sequence, body: Callable[[], Any], *, allow_non_private: bool = False,
@@ -87,8 +117,8 @@ def planned_charge_text(dataset, plans: Sequence, cached: bool = False) -> str:
     try:
         if plans and all(p.simulation for p in plans):
             return planned_charge(None, dataset, plans)["text"]
-        store, _ = owner_store(dataset)
-        return spend_reason(planned_charge(store, dataset, plans), plans)
+        with reading_store(dataset) as (store, _):
+            return spend_reason(planned_charge(store, dataset, plans), plans)
     except Exception as exc:  # noqa: BLE001  (a label)
         return f"planned charge unknown ({type(exc).__name__})"
 
@@ -141,6 +171,8 @@ def list_entries(dataset, kind: str | None = None, key: str | None = None, limit
     """The owner's results, newest first (results of other data are never listed)."""
     from dpfed_core.evaluation.history import RunHistory
 
+    if store_missing():
+        return []
     store, key = owner_store(dataset, key)
     rows = RunHistory(store).list(dataset_key=key, kind=kind, limit=limit)
     return [Entry(int(r["id"]), r["kind"], str(r["created"]), str(r["title"]), str(r.get("dataset_name") or ""))
@@ -153,6 +185,8 @@ def load(dataset, entry_id: int, key: str | None = None) -> dict | None:
     from dpfed_core.errors import DpfedError
     from dpfed_core.evaluation.history import RunHistory
 
+    if store_missing():
+        return None
     store, key = owner_store(dataset, key)
     try:
         d = RunHistory(store).open(int(entry_id))

@@ -424,10 +424,10 @@ def _odometer_line() -> str | None:
     try:
         from dpfed_core.ui import engine as dash
         from dpfed_core.ui.budget import budget_line
-        from dpfed_core.ui.history import owner_store
+        from dpfed_core.ui.history import reading_store
 
-        store, key = owner_store(ds, owner_key())
-        return f"**{dash.escape_md(budget_line(store, ds, key))}**"
+        with reading_store(ds, owner_key()) as (store, key):
+            return f"**{dash.escape_md(budget_line(store, ds, key))}**"
     except Exception:  # the odometer must never take a page down
         return None
 
