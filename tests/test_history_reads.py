@@ -150,3 +150,25 @@ def test_the_history_page_on_a_first_start_shows_nothing_stored_and_leaves_no_st
     at.button(key="hist_make_store_button").click().run()  # a cap is a write: asked for, it makes the store
     assert_clean(at)
     assert [n.label for n in at.number_input][:1] == ["Budget cap ε per entity"] and path.exists()
+
+
+def test_a_run_kept_right_after_the_first_charge_of_a_new_store_is_listed_and_reopens_with_its_factors(
+        tmp_path, monkeypatch, clinic):
+    """The dashboard names the data before the store exists (a name that finds nothing), charges with that
+    name — the charge makes the store and its key — and keeps the result: it is filed under the account the
+    charge named, so the next read lists it and reopens it."""
+    path = tmp_path / "new" / "s.sqlite3"
+    monkeypatch.setenv("DPFED_STORE", str(path))
+    early = history.owner_key(clinic)
+    history.charged(clinic, [plan(clinic, 1.0)], lambda: None, key=early)
+    res = factors_result(3)
+    rid = history.save(clinic, "run", RUN_DOC, res, key=early)
+    odo = BudgetOdometer(Store(path))
+    charged_to = odo.releases(odo.account_key(clinic, create=False))
+    assert len(charged_to) == 1
+    key = history.owner_key(clinic)
+    assert key == odo.account_key(clinic, create=False) != early
+    assert [e.id for e in history.list_entries(clinic, key=key)] == [rid]
+    stored = history.load(clinic, rid, key=key)
+    np.testing.assert_array_equal(stored["arrays"]["V"], res.entity_factors().V)
+    assert history.load(clinic, rid, key=early) is None  # a name of no account finds nothing

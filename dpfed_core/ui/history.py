@@ -155,8 +155,8 @@ def save(dataset, kind: str, doc: dict, result=None, key: str | None = None) -> 
 
     store, key = owner_store(dataset, key)
     odo = BudgetOdometer(store)
-    if odo.names_no_account(dataset, key):  # named by a read before the store had a secret: no one could find it
-        key = odo.account_key(dataset)
+    # filed under the name the charge registered (a name read before the store had a secret finds no one)
+    key = odo._charged_key(key, odo._secret(create=True), dataset)
     entry_id = RunHistory(store).add(kind, doc, dataset_key=key)
     if kind == "run" and result is not None:
         blob = _pack_run(result)
