@@ -533,6 +533,7 @@ PROJ_DIM = (f"{DPPT}::test_the_default_projection_dimension_is_half_the_log_of_t
 UI_INPUTS = "dpfed_core/ui/inputs.py"
 UI_JOBS = "dpfed_core/ui/jobs.py"
 UI_HISTORY = "dpfed_core/ui/history.py"
+HREAD_T = "tests/test_history_reads.py"
 UI_TABLES = "dpfed_core/ui/tables.py"
 HEADLINE = (f"{DASHT}::test_an_observed_runs_headline_is_rmse_then_two_ranking_metrics_and_messages_state_their_"
             "shape")
@@ -7636,8 +7637,8 @@ MUTANTS = (
            (SREAD_LOST,), nth=3),  # nth in ast.walk's order: the path in the missing key's refusal
     Mutant("sread-early-name-charged", ODO, "BudgetOdometer._charged_key",
            "key is None or self.names_no_account(dataset, key)", "key is None", (SREAD_EARLY,)),
-    Mutant("sread-early-name-filed-in-the-history", UI_HISTORY, "save", "odo.names_no_account(dataset, key)", "False",
-           (SREAD_EARLY,)),
+    Mutant("sread-early-name-filed-in-the-history", UI_HISTORY, "save",
+           "odo._charged_key(key, odo._secret(create=True), dataset)", "key", (SREAD_EARLY,)),
     Mutant("sread-session-keeps-the-early-name", UI_WIDGETS, "owner_key", "not BudgetOdometer.names_no_account(ds, key)",
            "True", (f"{WIDT}::test_the_owner_key_read_before_the_store_has_a_key_is_named_again_after_the_first_charge",)),
     Mutant("sread-register-reads-the-key-twice", ODO, "BudgetOdometer.register", "self._charged_key(key, secret, dataset)",
@@ -7755,6 +7756,26 @@ MUTANTS = (
     Mutant("cat-secure-sum-at-zero-rho", CAT, "_secure_sigma", "rho > 0", "rho >= 0", (f"{SCAT}::test_the_selections_public_parameters_are_refused_at_their_bounds_and_accepted_inside",)),
     Mutant("cat-one-item-per-user-refused", CAT, "secure_catalogue_share", "c < 1", "c <= 1", (f"{SCAT}::test_the_selections_public_parameters_are_refused_at_their_bounds_and_accepted_inside",)),
     Mutant("cat-two-buckets-refused", CAT, "_check_buckets", "b < 2", "b <= 2", (f"{SCAT}::test_the_selections_public_parameters_are_refused_at_their_bounds_and_accepted_inside",)),
+    # the History page's reads are reads: a read-only store reopens results, a missing store stays missing
+    Mutant("hread-load-opens-a-write-transaction", UI_HISTORY, "load", "store.read()", "store.write()",
+           (f"{HREAD_T}::test_a_stored_run_reopens_with_its_factors_from_a_store_this_process_cannot_write",)),
+    Mutant("hread-load-assumes-the-arrays-table", UI_HISTORY, "load",
+           "None if kept is None else con.execute('SELECT arrays FROM dashboard_arrays WHERE history_id = ?', "
+           "(int(entry_id),)).fetchone()",
+           "con.execute('SELECT arrays FROM dashboard_arrays WHERE history_id = ?', (int(entry_id),)).fetchone()",
+           (f"{HREAD_T}::test_a_run_kept_without_factors_reopens_from_its_document_on_a_read_only_store_with_no_arrays_table",)),
+    Mutant("hread-owner-key-opens-a-missing-store", UI_HISTORY, "owner_key", "store_missing()", "False",
+           (f"{HREAD_T}::test_the_dashboards_reads_of_a_store_that_does_not_exist_yet_make_no_store_and_no_folder",)),
+    Mutant("hread-list-opens-a-missing-store", UI_HISTORY, "list_entries", "store_missing()", "False",
+           (f"{HREAD_T}::test_the_dashboards_reads_of_a_store_that_does_not_exist_yet_make_no_store_and_no_folder",)),
+    Mutant("hread-budget-line-opens-a-missing-store", UI_HISTORY, "reading_store", "not store_missing()", "True",
+           (f"{HREAD_T}::test_the_dashboards_reads_of_a_store_that_does_not_exist_yet_make_no_store_and_no_folder",)),
+    Mutant("hread-deleted-store-read-as-a-first-start", UI_HISTORY, "store_missing",
+           "path.exists() or path.is_symlink() or own_key_left(path) is not None", "path.exists() or path.is_symlink()",
+           (f"{HREAD_T}::test_a_store_deleted_beside_its_key_is_refused_by_the_history_not_read_as_a_first_start",)),
+    Mutant("hread-history-page-budget-opens-a-missing-store", HIST_PAGE, "_budget",
+           "history.store_missing() and (not st.session_state.get('hist_make_store'))", "False",
+           (f"{HREAD_T}::test_the_history_page_on_a_first_start_shows_nothing_stored_and_leaves_no_store",)),
 )
 
 

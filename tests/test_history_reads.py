@@ -172,3 +172,21 @@ def test_a_run_kept_right_after_the_first_charge_of_a_new_store_is_listed_and_re
     stored = history.load(clinic, rid, key=key)
     np.testing.assert_array_equal(stored["arrays"]["V"], res.entity_factors().V)
     assert history.load(clinic, rid, key=early) is None  # a name of no account finds nothing
+
+
+def test_a_store_deleted_beside_its_key_is_refused_by_the_history_not_read_as_a_first_start(tmp_path, monkeypatch,
+                                                                                           clinic):
+    """A store that held a budget and was deleted (its key is still there) is a lost budget, not a new one: the
+    History list says so instead of answering "nothing stored"."""
+    from dpfed_core.privacy.store import StoreError
+
+    path = tmp_path / "s.sqlite3"
+    monkeypatch.setenv("DPFED_STORE", str(path))
+    history.charged(clinic, [plan(clinic, 1.0)], lambda: None)
+    history.save(clinic, "sweep", SWEEP_DOC)
+    for suffix in ("", "-wal", "-shm"):
+        Path(f"{path}{suffix}").unlink(missing_ok=True)
+    assert not history.store_missing()
+    with pytest.raises(StoreError, match="deleted or moved"):
+        history.list_entries(clinic, key="dk-" + "0" * 40)
+    assert not path.exists()
