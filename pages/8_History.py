@@ -8,6 +8,7 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
+from dpfed_core.errors import DpfedError
 from dpfed_core.ui import widgets as ui
 from dpfed_core.ui import engine as dash
 from dpfed_core.ui import deployment_panel, history
@@ -15,7 +16,11 @@ from dpfed_core.ui import deployment_panel, history
 ui.page_setup("History", ":material/history:")
 st.title("History")
 ds = ui.require_dataset()
-owner = ui.owner_key()
+try:
+    owner = ui.owner_key()
+except DpfedError as exc:  # a store that cannot be read (deleted beside its key, damaged): its own words and fix
+    st.error(dash.escape_md(" ".join(str(exc).split())), icon=":material/error:")
+    st.stop()
 st.caption(f"Results computed on this dataset ({dash.escape_md(ds.name)}, key {owner[:12]}…), newest first. "
            "They are kept in the store file on this server (the privacy odometer's file) and survive a "
            "reload or a new session. Results of other data are never listed here.")

@@ -190,3 +190,18 @@ def test_a_store_deleted_beside_its_key_is_refused_by_the_history_not_read_as_a_
     with pytest.raises(StoreError, match="deleted or moved"):
         history.list_entries(clinic, key="dk-" + "0" * 40)
     assert not path.exists()
+
+
+def test_the_history_page_of_a_store_deleted_beside_its_key_names_the_lost_store_without_a_traceback(
+        tmp_path, monkeypatch, clinic):
+    from tests.test_app_pages import app, assert_clean
+
+    path = tmp_path / "s.sqlite3"
+    monkeypatch.setenv("DPFED_STORE", str(path))
+    history.charged(clinic, [plan(clinic, 1.0)], lambda: None)
+    for suffix in ("", "-wal", "-shm"):
+        Path(f"{path}{suffix}").unlink(missing_ok=True)
+    at = app("pages/8_History.py").run()
+    assert_clean(at)
+    assert any("deleted or moved" in e.value for e in at.error), [e.value for e in at.error]
+    assert not path.exists()
