@@ -3,11 +3,11 @@
 Each mutant is one deliberate bug — a privacy bug, or (a section of their own) a wrong quality number,
 verdict or site model — an edit of the syntax tree of one function, given as a code pattern and its
 replacement (:class:`Mutant`), so no production line is formatted for the runner.
-For every mutant the runner copies the engine and the tests to a temporary directory (the working
-tree is never touched), applies the edit, and runs only the DP tests aimed at it. A mutant is
-*killed* when those tests fail (pytest exit code 1); it *survives* when they pass. The runner fails
-if any mutant survives, if a mutant's text is no longer found in the source (the list went stale),
-or if the unmutated copy does not pass the same tests (a baseline that fails kills nothing).
+The runner copies the engine and the tests to a temporary directory (the working tree is never
+touched), applies each edit there, and runs only the DP tests aimed at it. A mutant is *killed* when
+those tests fail (pytest exit code 1); it *survives* when they pass. The runner fails if any mutant
+survives, if a mutant's text is no longer found in the source (the list went stale), or if a test that
+killed a mutant fails on the unmutated copy too (such a test catches nothing: the baseline).
 ``tests/test_mutants_runner.py`` checks the edits themselves.
 
 Every summable method of the engine (``dpfed_core``) is covered: each call of ``self.gaussian_share``
@@ -18,7 +18,8 @@ that draws its noise otherwise needs a mutant written below, and
 
 Usage: ``python tests/mutants.py [--list] [--only NAME ...] [--jobs N]``. Each mutant's tests run in a
 forked child of an interpreter that has the third-party libraries imported (``tests/pytest_forkserver.py``),
-one mutant per core at a time.
+one mutant per core at a time, each worker in its own copy of the engine (the mutated file put back after
+each mutant).
 """
 from __future__ import annotations
 
@@ -887,15 +888,21 @@ def _hits(fn: ast.AST, pattern: ast.AST) -> list[tuple[ast.AST, str, int | None,
             if isinstance(node, ast.AST) and _matches(pattern, node)]
 
 
-def apply_mutant(source: str, m: Mutant) -> str:
-    """The mutated module source; a :class:`LookupError` when the pattern is not found exactly once."""
-    tree = ast.parse(source)
+def _locate(tree: ast.Module, m: Mutant) -> tuple[ast.AST, str, int | None, ast.AST]:
+    """(parent, field, index, node) of the node ``m`` edits in ``tree``; a :class:`LookupError` when the
+    pattern is not found exactly once (or not ``nth + 1`` times)."""
     hits = _hits(_function(tree, m.where), _parse(m.find))
     if m.nth is None and len(hits) != 1:
         raise LookupError(f"{m.name}: pattern found {len(hits)} times in {m.where}")
     if m.nth is not None and len(hits) <= m.nth:
         raise LookupError(f"{m.name}: pattern found {len(hits)} times in {m.where}, not {m.nth + 1}")
-    parent, field, i, node = hits[m.nth or 0]
+    return hits[m.nth or 0]
+
+
+def apply_mutant(source: str, m: Mutant) -> str:
+    """The mutated module source; a :class:`LookupError` when the pattern is not found exactly once."""
+    tree = ast.parse(source)
+    parent, field, i, node = _locate(tree, m)
     if m.arg is not None:
         if not isinstance(node, ast.Call):
             raise LookupError(f"{m.name}: arg= needs a call")
@@ -7852,12 +7859,15 @@ def _copy_tree(dest: Path) -> None:
             shutil.copy2(REPO / f, dest / f)
 
 
-#: A mutant's tests still running after this many seconds are stopped and the mutant counts as killed:
-#: a bug that sends the code into an endless loop is caught (the slowest mutant's tests take about a
-#: minute), and it must not stall the whole run.
-MUTANT_TIMEOUT_S = 600
+#: A mutant's tests still running after this many seconds are stopped and run once more; still running
+#: then, the mutant counts as killed: a bug that sends the code into an endless loop is caught (the slowest
+#: mutant's tests take about a minute and a half), and it must not stall the whole run. The second run is
+#: there because a forked child can, very rarely, hang where a fresh one does not.
+MUTANT_TIMEOUT_S = 240
 #: What :meth:`ForkServer.run` returns for tests stopped at their timeout.
 TIMED_OUT = pytest_forkserver.TIMED_OUT
+#: One thread per BLAS library in every child: the runner already runs one mutant per core.
+_ONE_THREAD = {"OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
 
 
 def _env(cwd: Path, write_bytecode: bool = False) -> dict[str, str]:
@@ -7875,32 +7885,37 @@ class ForkServer:
     libraries, so a mutant's run costs its tests rather than two seconds of imports. It imports
     nothing of the project before it forks. :meth:`run` returns pytest's exit code, or
     :data:`TIMED_OUT` when the tests ran past ``timeout`` seconds (then every process they started
-    is stopped with them: the child runs in a session of its own)."""
+    is stopped with them: the child runs in a session of its own); :attr:`failed` holds the ids of the
+    tests that failed in the last run."""
 
     def __init__(self, logdir: Path) -> None:
         self._logdir = logdir
         self._proc = subprocess.Popen([sys.executable, str(REPO / "tests" / "pytest_forkserver.py")],
                                       stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
-                                      env=dict(os.environ, PYTHONDONTWRITEBYTECODE="1"))
+                                      env=dict(os.environ, PYTHONDONTWRITEBYTECODE="1", **_ONE_THREAD))
         if json.loads(self._proc.stdout.readline() or "{}").get("ready") is not True:
             raise RuntimeError("the pytest fork server did not start")
         self._n = 0
+        self.failed: list[str] = []
 
     def run(self, cwd: Path, tests: tuple[str, ...], show_failure: bool = False,
-            timeout: float | None = None, write_bytecode: bool = False) -> int:
+            timeout: float | None = None, write_bytecode: bool = False, args: tuple[str, ...] = ()) -> int:
         self._n += 1
         log = self._logdir / f"pytest-{os.getpid()}-{id(self)}-{self._n}.log"
-        job = {"cwd": str(cwd), "args": _pytest_args(tests), "env": _env(cwd, write_bytecode),
-               "timeout": timeout, "log": str(log)}
+        failed = log.with_suffix(".failed")
+        job = {"cwd": str(cwd), "args": [*_pytest_args(tests), *args], "env": _env(cwd, write_bytecode),
+               "timeout": timeout, "log": str(log), "failed": str(failed)}
         self._proc.stdin.write(json.dumps(job) + "\n")
         self._proc.stdin.flush()
         answer = self._proc.stdout.readline()
         if not answer:
             raise RuntimeError("the pytest fork server stopped")
         rc = json.loads(answer)["rc"]
+        self.failed = json.loads(failed.read_text()) if failed.exists() else []
         if show_failure and rc != 0:
             print(log.read_text(errors="replace")[-6000:])
         log.unlink(missing_ok=True)
+        failed.unlink(missing_ok=True)
         return rc
 
     def close(self) -> None:
@@ -7913,9 +7928,35 @@ def _verdict(rc: int) -> str:
             else "SURVIVED" if rc == 0 else f"ERROR (exit {rc})")
 
 
+def _files(root: Path) -> dict[str, tuple[int, int]]:
+    """Every file under ``root`` with its size and modification time: what a run must leave as it found."""
+    out = {}
+    for d, _, names in os.walk(root):
+        for n in names:
+            st = os.stat(os.path.join(d, n))
+            out[os.path.relpath(os.path.join(d, n), root)] = (st.st_size, st.st_mtime_ns)
+    return out
+
+
+def stale_mutants(mutants, root: Path) -> list[str]:
+    """Why each mutant whose pattern is no longer found exactly once is stale (each module parsed once)."""
+    trees: dict[str, ast.Module] = {}
+    stale = []
+    for m in mutants:
+        if m.path not in trees:
+            trees[m.path] = ast.parse((root / m.path).read_text())
+        try:
+            _locate(trees[m.path], m)
+        except LookupError as exc:
+            stale.append(str(exc))
+    return stale
+
+
 def run(mutants, jobs: int = 1) -> int:
-    """Apply each mutant in a copy of its own and run its tests, ``jobs`` mutants at a time (each
-    worker with a fork server of its own); every mutant's line is printed as it ends."""
+    """Apply each mutant in a copy of the engine and run its tests, ``jobs`` mutants at a time (each
+    worker with a fork server and a copy of its own); every mutant's line is printed as it ends. Then
+    the baseline: every test that caught a mutant must pass on the unmutated copy (a test that fails
+    there catches nothing)."""
     from concurrent.futures import ThreadPoolExecutor
     import compileall
     import threading
@@ -7924,69 +7965,88 @@ def run(mutants, jobs: int = 1) -> int:
     with tempfile.TemporaryDirectory(prefix="dpfed-mutants-") as tmp:
         base = Path(tmp) / "base"
         _copy_tree(base)
-        stale = []
-        for m in mutants:
-            try:
-                apply_mutant((base / m.path).read_text(), m)
-            except LookupError as exc:
-                stale.append(str(exc))
+        stale = stale_mutants(mutants, base)
         if stale:
             print("STALE mutants (pattern not found exactly once): " + "; ".join(stale))
             return 1
         targeted = tuple(dict.fromkeys(t for m in mutants for t in m.tests))
         jobs = max(1, min(jobs, len(mutants)))
-        servers: list[ForkServer] = []
         local = threading.local()
         lock = threading.Lock()
+        workers: list[tuple[ForkServer, Path]] = []
 
-        def server() -> ForkServer:
-            if not hasattr(local, "server"):
-                local.server = ForkServer(Path(tmp))
+        def worker() -> tuple[ForkServer, Path]:
+            """This thread's fork server and its copy of the engine (the same copy for each of its mutants,
+            the mutated file put back after each)."""
+            if not hasattr(local, "worker"):
                 with lock:
-                    servers.append(local.server)
-            return local.server
+                    work = Path(tmp) / f"work{len(workers)}"
+                    local.worker = (ForkServer(Path(tmp)), work)
+                    workers.append(local.worker)
+                shutil.copytree(base, work)  # sources keep their times, so the compiled files hold
+                local.files = _files(work)
+            return local.worker
+
+        def reset(work: Path) -> None:
+            """The copy as it was, should a run have left a file in it or changed one."""
+            if _files(work) != local.files:
+                shutil.rmtree(work)
+                shutil.copytree(base, work)
+                local.files = _files(work)
 
         pool = ThreadPoolExecutor(max_workers=jobs)
+        results: list[tuple[str, int, list[str]]] = []
         try:
-            # the unmutated copy must pass the same tests run the same way, split over the workers
             t0 = time.perf_counter()
-            # the engine compiled once, and the tests rewritten by pytest once, for every copy below
+            # the engine compiled, and the tests rewritten by pytest, once for every copy below
             compileall.compile_dir(str(base), quiet=1)
-            # (never an empty part: pytest given no test runs the whole suite)
-            parts = [targeted[i::jobs] for i in range(min(jobs, len(targeted)))]
-            codes = list(pool.map(lambda part: server().run(base, part, show_failure=True, write_bytecode=True),
-                                  parts))
-            rc = next((c for c in codes if c != 0), 0)
-            print(f"baseline (unmutated, {len(targeted)} targeted tests): "
-                  f"{'pass' if rc == 0 else f'FAIL (exit {rc})'} [{time.perf_counter() - t0:.0f} s]",
-                  flush=True)
+            files = tuple(dict.fromkeys(t.split("::")[0] for t in targeted))
+            collect = ForkServer(Path(tmp))
+            rc = collect.run(base, files, show_failure=True, write_bytecode=True, args=("--collect-only",))
+            collect.close()
             if rc != 0:
+                print(f"the targeted tests do not collect on the unmutated copy (exit {rc})")
                 return 1
+            print(f"prepared ({len(files)} test files) [{time.perf_counter() - t0:.0f} s]", flush=True)
 
-            def one(m) -> tuple[str, int]:
-                work = Path(tmp) / m.name
-                shutil.copytree(base, work)  # sources keep their times, so the compiled files hold
+            def one(m) -> tuple[str, int, list[str]]:
+                server, work = worker()
                 f = work / m.path
                 f.write_text(apply_mutant(f.read_text(), m))
-                for stale in (f.parent / "__pycache__").glob(f"{f.stem}.*.pyc"):
-                    stale.unlink()
+                for cached in (f.parent / "__pycache__").glob(f"{f.stem}.*.pyc"):
+                    cached.unlink()
                 t = time.perf_counter()
-                rc = server().run(work, m.tests, timeout=MUTANT_TIMEOUT_S)
-                shutil.rmtree(work, ignore_errors=True)
+                rc = server.run(work, m.tests, timeout=MUTANT_TIMEOUT_S)
+                if rc == TIMED_OUT:
+                    rc = server.run(work, m.tests, timeout=MUTANT_TIMEOUT_S)
+                failed = server.failed if rc == 1 and server.failed else list(m.tests)
+                shutil.copy2(base / m.path, f)
+                for cached in (base / m.path).parent.joinpath("__pycache__").glob(f"{f.stem}.*.pyc"):
+                    shutil.copy2(cached, f.parent / "__pycache__" / cached.name)
+                reset(work)
                 with lock:
                     print(f"{m.name:34s} {_verdict(rc):10s} [{time.perf_counter() - t:.0f} s]", flush=True)
-                return m.name, rc
+                return m.name, rc, failed
 
             results = list(pool.map(one, mutants))
+            survivors = [name for name, rc, _ in results if rc not in (1, TIMED_OUT)]
+            # the baseline: the tests that caught a mutant, run the same way on the unmutated copy
+            t0 = time.perf_counter()
+            caught = tuple(dict.fromkeys(t for _, rc, failed in results if rc in (1, TIMED_OUT) for t in failed))
+            parts = [caught[i::jobs] for i in range(min(jobs, len(caught)))]  # never empty: that runs everything
+            codes = list(pool.map(lambda part: worker()[0].run(base, part, show_failure=True), parts))
+            base_rc = next((c for c in codes if c != 0), 0)
+            print(f"baseline (unmutated, the {len(caught)} tests that caught a mutant): "
+                  f"{'pass' if base_rc == 0 else f'FAIL (exit {base_rc}): their catches prove nothing'} "
+                  f"[{time.perf_counter() - t0:.0f} s]", flush=True)
         finally:
             pool.shutdown()
-            for s in servers:
+            for s, _ in workers:
                 s.close()
-    survivors = [name for name, rc in results if rc not in (1, TIMED_OUT)]
     print(f"{len(mutants) - len(survivors)}/{len(mutants)} mutants killed"
           + (f"; not killed: {', '.join(survivors)}" if survivors else "")
           + f" [{time.perf_counter() - start:.0f} s, {jobs} at a time]")
-    return 1 if survivors else 0
+    return 1 if survivors or base_rc != 0 else 0
 
 
 def main(argv=None) -> int:

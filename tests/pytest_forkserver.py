@@ -6,11 +6,11 @@ Streamlit and OpenDP (about two seconds), not its tests (under one for most). A 
 with those already imported. It imports nothing of the project: every mutant's copy of ``dpfed_core``,
 its tests and its app are imported fresh in the child, from that mutant's folder.
 
-Protocol, one JSON object per line: the runner writes ``{"cwd", "args", "env", "timeout", "log"}`` on
-standard input, and this process answers ``{"rc": exit code}`` once that child has ended, or
+Protocol, one JSON object per line: the runner writes ``{"cwd", "args", "env", "timeout", "log", "failed"}``
+on standard input, and this process answers ``{"rc": exit code}`` once that child has ended, or
 ``{"rc": -1}`` when it ran past ``timeout`` seconds (then its whole session was killed: the child
 runs in a session of its own, so processes its tests started go with it). The child's output goes
-to ``log``. A child writes bytecode as a new interpreter would under ``env``: not when it sets
+to ``log``, and the ids of the tests that failed to ``failed`` (a JSON list). A child writes bytecode as a new interpreter would under ``env``: not when it sets
 ``PYTHONDONTWRITEBYTECODE`` (the runner's baseline writes it once; each mutant's copy carries that cache,
 less its mutated file's entries).
 """
@@ -34,6 +34,18 @@ PRELOAD = ("numpy", "scipy.sparse", "scipy.stats", "scipy.optimize", "scipy.spec
 TIMED_OUT = -1
 
 
+class _Failures:
+    """A pytest plugin that keeps the id of every test that failed (in its set-up, call or tear-down):
+    the runner checks that each test that caught a mutant passes on the unmutated code."""
+
+    def __init__(self) -> None:
+        self.ids: list[str] = []
+
+    def pytest_runtest_logreport(self, report) -> None:
+        if report.failed and report.nodeid not in self.ids:
+            self.ids.append(report.nodeid)
+
+
 def _child(job: dict) -> None:
     os.setsid()
     fd = os.open(job["log"], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
@@ -49,7 +61,11 @@ def _child(job: dict) -> None:
     sys.dont_write_bytecode = bool(os.environ.get("PYTHONDONTWRITEBYTECODE"))
     import pytest
 
-    rc = pytest.main(job["args"])
+    failed = _Failures()
+    rc = pytest.main(job["args"], plugins=[failed])
+    if job.get("failed"):
+        with open(job["failed"], "w", encoding="utf-8") as f:
+            json.dump(failed.ids, f)
     sys.stdout.flush()
     sys.stderr.flush()
     os._exit(int(rc))

@@ -3,6 +3,7 @@ exactly once to today's code, changes it, still compiles, and is found whatever 
 from __future__ import annotations
 
 import ast
+import functools
 import re
 from pathlib import Path
 
@@ -13,12 +14,19 @@ import mutants as M
 REPO = Path(__file__).resolve().parents[1]
 
 
+@functools.lru_cache(maxsize=None)
+def _source(path: str) -> tuple[str, str]:
+    """A module's text, and its text as the runner writes an edited module (so only an edit differs)."""
+    src = (REPO / path).read_text(encoding="utf-8")
+    return src, ast.unparse(ast.parse(src))
+
+
 @pytest.mark.parametrize("m", M.MUTANTS, ids=lambda m: m.name)
 def test_every_mutant_applies_once_and_changes_the_code(m):
-    src = (REPO / m.path).read_text(encoding="utf-8")
+    src, unedited = _source(m.path)
     out = M.apply_mutant(src, m)
     compile(out, m.path, "exec")
-    assert ast.dump(ast.parse(out)) != ast.dump(ast.parse(src))
+    assert out != unedited
     for test in m.tests:
         path = test.split("::")[0]
         assert (REPO / path).is_file(), f"{m.name} targets a missing test file {path}"
@@ -130,3 +138,69 @@ def test_the_readme_states_how_many_mutants_make_mutants_applies():
     stated = re.search(r"applies every declared deliberate bug — (\d+) of them", text)
     assert stated is not None, "README.md no longer says how many deliberate bugs make mutants applies"
     assert int(stated.group(1)) == len(M.MUTANTS)
+
+
+def _toy_repo(root: Path, test_body: str) -> Path:
+    """A repository of one engine module and one test, with the runner's fork server."""
+    (root / "dpfed_core").mkdir(parents=True)
+    (root / "dpfed_core" / "__init__.py").write_text("")
+    (root / "dpfed_core" / "calc.py").write_text("def double(x):\n    return 2 * x\n")
+    (root / "tests").mkdir()
+    (root / "tests" / "pytest_forkserver.py").write_text((REPO / "tests" / "pytest_forkserver.py").read_text())
+    (root / "tests" / "test_calc.py").write_text(test_body)
+    return root
+
+
+def test_a_test_that_fails_on_the_unmutated_code_catches_nothing_and_fails_the_run(tmp_path, monkeypatch, capsys):
+    import time
+
+    """Each worker keeps one copy of the engine and puts the mutated file back after each mutant; the
+    tests that caught a mutant are run on the unmutated copy at the end, and one that fails there fails the
+    whole run (its catches prove nothing). Tests still running at the timeout are run once more before the
+    mutant counts as caught."""
+    bug = M.Mutant("double-is-triple", "dpfed_core/calc.py", "double", "2 * x", "3 * x", ("tests/test_calc.py",))
+    other = M.Mutant("double-plus-one", "dpfed_core/calc.py", "double", "2 * x", "2 * x + 1", ("tests/test_calc.py",))
+    good = _toy_repo(tmp_path / "good", "from dpfed_core.calc import double\n\n"
+                                        "def test_double():\n    assert double(2) == 4\n")
+    monkeypatch.setattr(M, "REPO", good)
+    assert M.run([bug, other, bug], jobs=1) == 0
+    out = capsys.readouterr().out
+    # the third mutant is the first again: its pattern is found only if the file was put back after each
+    assert [line.split()[:2] for line in out.splitlines() if line.startswith("double-")] == [
+        ["double-is-triple", "killed"], ["double-plus-one", "killed"], ["double-is-triple", "killed"]]
+    assert "baseline (unmutated, the 1 tests that caught a mutant): pass" in out
+    assert "3/3 mutants killed" in out
+    assert (good / "dpfed_core" / "calc.py").read_text() == "def double(x):\n    return 2 * x\n"
+
+    endless = M.Mutant("double-never-returns", "dpfed_core/calc.py", "double", "2 * x",
+                       "next(y for y in iter(int, 1) if y)", ("tests/test_calc.py",))
+    monkeypatch.setattr(M, "MUTANT_TIMEOUT_S", 2)
+    t0 = time.perf_counter()
+    assert M.run([endless], jobs=1) == 0
+    assert "double-never-returns               killed (timed out)" in capsys.readouterr().out
+    assert time.perf_counter() - t0 >= 4  # stopped, then run once more before it counts
+
+    broken = _toy_repo(tmp_path / "broken", "from dpfed_core.calc import double\n\n"
+                                            "def test_double():\n    assert double(2) == 5\n")
+    monkeypatch.setattr(M, "REPO", broken)
+    assert M.run([bug], jobs=1) == 1
+    out = capsys.readouterr().out
+    assert "1/1 mutants killed" in out and "FAIL (exit 1): their catches prove nothing" in out
+
+
+def test_the_ids_of_the_failed_tests_are_reported_and_a_stale_pattern_is_named(tmp_path):
+    (tmp_path / "test_two.py").write_text("import pytest\n\ndef test_ok():\n    pass\n\n"
+                                          "@pytest.mark.parametrize('v', [1, 2])\ndef test_bad(v):\n"
+                                          "    assert v == 1\n")
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    server = M.ForkServer(logs)
+    assert server.run(tmp_path, ("test_two.py",), timeout=60) == 1
+    assert server.failed == ["test_two.py::test_bad[2]"]
+    assert server.run(tmp_path, ("test_two.py::test_ok",), timeout=60) == 0 and server.failed == []
+    server.close()
+    assert not list(logs.iterdir())
+    (tmp_path / "mod.py").write_text("def f(x):\n    return x + 1\n")
+    fresh = M.Mutant("f-minus", "mod.py", "f", "x + 1", "x - 1", ())
+    stale = M.Mutant("f-times", "mod.py", "f", "x * 2", "x", ())
+    assert M.stale_mutants([fresh, stale], tmp_path) == ["f-times: pattern found 0 times in f"]
