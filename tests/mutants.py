@@ -7929,9 +7929,11 @@ def _verdict(rc: int) -> str:
 
 
 def _files(root: Path) -> dict[str, tuple[int, int]]:
-    """Every file under ``root`` with its size and modification time: what a run must leave as it found."""
+    """Every file under ``root`` with its size and modification time, and every folder: what a run must leave
+    as it found (a folder's time moves when the mutated file's compiled form is put back)."""
     out = {}
-    for d, _, names in os.walk(root):
+    for d, dirs, names in os.walk(root):
+        out.update((os.path.relpath(os.path.join(d, n), root), (-1, -1)) for n in dirs)
         for n in names:
             st = os.stat(os.path.join(d, n))
             out[os.path.relpath(os.path.join(d, n), root)] = (st.st_size, st.st_mtime_ns)
