@@ -15,13 +15,13 @@ from dpfed_core.methods import get_method
 from dpfed_core.methods.comparison import specs
 
 
-def rating_dataset(seed: int = 0, n: int = 40, m: int = 24) -> FederatedDataset:
+def rating_dataset(seed: int = 0, n: int = 40, m: int = 24, item_source: str = "data") -> FederatedDataset:
     rng = np.random.default_rng(seed)
     a, b = rng.normal(size=(n, 2)), rng.normal(size=(m, 2))
     full = np.clip(np.rint(3 + a @ b.T * 0.8 + rng.normal(0, 0.3, (n, m))), 1, 5)
     X = sp.csr_matrix(np.where(rng.random((n, m)) < 0.5, full, 0.0))
     return FederatedDataset.from_parts(X, np.where(np.arange(n) < n // 2, "A", "B"),
-                                       value_kind="ratings", name="tiny ratings")
+                                       value_kind="ratings", name="tiny ratings", item_source=item_source)
 
 
 #: A value other than the default for every declared parameter (as ``--param`` gives it).
@@ -268,3 +268,53 @@ def test_the_lsh_tree_settings_are_refused_unless_the_candidates_come_from_the_l
     lsh = config.replace(prototype_params={"candidates": "lsh", "lsh_node_factor": 5.0})
     check_run(ds, lsh)
     assert build_method(lsh, ds.value_max).lsh_node_factor == 5.0
+
+
+#: Each setting of the private partition and its local search, at another value than its default.
+PARTITION_OTHER = {"projection_dim": 5, "n_grids": 2, "depth": 3, "max_candidates": 1, "search_steps": 1,
+                   "final_choice": False}
+
+
+def _release(ds: FederatedDataset, config: RunConfig, monkeypatch) -> tuple:
+    """What the run releases (its scores and its ledger's rows), with the parameter check skipped."""
+    from dpfed_core.evaluation.experiments import run_method
+
+    with monkeypatch.context() as m:
+        m.setattr(specs, "check_parameters_used", lambda config: None)
+        result = run_method(ds, config)[1]
+    rows = [(r.entity, r.stage, r.epsilon, r.delta) for r in result.ledger.rows]
+    return result.entity_factors().scores(np.arange(ds.n_users)), rows
+
+
+@pytest.mark.parametrize("name", ["dp-prototypes", "dp-gaussian"])
+def test_the_partition_settings_are_read_by_the_partition_alone(name, monkeypatch):
+    """The LSH coreset projects nothing, grows no grid and runs no private local search: under
+    candidates=lsh each of those settings is refused naming the fix, and the run with it is the run
+    without it; under the private partition (k clusters: cluster_size none) each changes what the run
+    releases."""
+    # a declared catalogue: every item is fitted (no DP catalogue that could keep none of them)
+    ds = rating_dataset(n=80, item_source="declared")
+    base = RunConfig(method=name, epsilon=2.0, mode="observed", rank=2, seed=1, n_hidden=3, k=2, max_iter=5,
+                     simulation=True, prototype_params={"cluster_size": None})
+    lsh = base.replace(prototype_params={"cluster_size": None, "candidates": "lsh"})
+    lsh_plain, partition_plain = _release(ds, lsh, monkeypatch), _release(ds, base, monkeypatch)
+    unchanged, unread = [], []
+    for key, value in PARTITION_OTHER.items():
+        given = lsh.replace(prototype_params={**lsh.params, key: value})
+        with pytest.raises(ConfigError) as refused:
+            check_run(ds, given)
+        assert str(refused.value) == (
+            f"{name} grows an LSH tree over the unprojected rows, with no grid partition and no private local "
+            f"search, unless candidates is partition: its parameter {key}, given as "
+            f"{str(value).lower()}, would be ignored ({key} is read only then); set candidates=partition or "
+            f"drop {key} from prototype_params"), str(refused.value)
+        scores, rows = _release(ds, given, monkeypatch)
+        if not (np.array_equal(scores, lsh_plain[0]) and rows == lsh_plain[1]):
+            unread.append(key)
+        partition = base.replace(prototype_params={**base.params, key: value})
+        check_run(ds, partition)
+        scores, rows = _release(ds, partition, monkeypatch)
+        if np.array_equal(scores, partition_plain[0]) and rows == partition_plain[1]:
+            unchanged.append(key)
+    assert not unread, f"refused under candidates=lsh yet changed the run: {unread}"
+    assert not unchanged, f"accepted under the private partition yet changed nothing: {unchanged}"

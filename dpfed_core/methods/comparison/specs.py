@@ -214,13 +214,17 @@ FEDERATED_READS = {
                                                                "holdout_evidence"),
                              (("local_blend", True, "weighs the federation's parts alone, with no default of the "
                                "entity's own to keep, unless local_blend is on", ("round2_default",)),)),
-    # the LSH tree's settings are read by the LSH coreset alone (its release and its checks)
+    # the LSH tree's settings are read by the LSH coreset alone (its release and its checks); the LSH
+    # coreset clusters the unprojected rows by a local k-means on its noisy leaves, so the projection,
+    # the grids and the private local search are read by the private partition alone
     **{name: Reads("finds its candidates by the private partition",
                    ("variant", "row_norm", "row_scaling", "value_min", "support", "threshold", "cluster_size",
-                    "projection_dim", "candidates", "split", "search_steps", "final_choice", "refine_steps",
-                    "trials", "n_grids", "depth", "max_candidates"),
+                    "candidates", "split", "refine_steps", "trials"),
                    (("candidates", "lsh", "finds its candidates by the private partition unless candidates is lsh",
-                     ("lsh_depth", "lsh_node_factor", "lsh_node_cap")),))
+                     ("lsh_depth", "lsh_node_factor", "lsh_node_cap")),
+                    ("candidates", "partition", "grows an LSH tree over the unprojected rows, with no grid partition "
+                     "and no private local search, unless candidates is partition",
+                     ("projection_dim", "n_grids", "depth", "max_candidates", "search_steps", "final_choice"))))
        for name in ("dp-prototypes", "dp-gaussian")},
 }
 
