@@ -767,9 +767,7 @@ def _notes(config, private: bool = True) -> list[str]:
 
 def _make_fit(algorithm: str, private: bool):
     def fit(dataset, train, config, rng, progress):
-        from dpfed_core.methods.comparison.specs import check_parameters_used
         from dpfed_core.methods.registry import MethodResult
-        check_parameters_used(config)
         progress("friedman_start", method=config.method)
         eps = float(config.epsilon) if private else math.inf
         t0 = time.perf_counter()
