@@ -359,11 +359,11 @@ def _nothing_learned(dataset, split, config, spec, rng, ledger, messages, note: 
     ledger and messages, and the note saying so. It stands in for the method's fit, so it refuses a
     parameter the method would not read as the fit would (the registry's check)."""
     from dpfed_core.federation.protocol import as_generator, build_method, is_summable
+    from dpfed_core.federation.summable import own_round2
     from dpfed_core.methods.comparison import specs
+    from dpfed_core.models.entity_factors import EntityFactors, LocalColumns
 
     specs.check_parameters_used(config)
-    from dpfed_core.federation.summable import own_round2
-    from dpfed_core.models.entity_factors import EntityFactors, LocalColumns
 
     ledger.simulation = bool(config.simulation)
     empty = {"catalogue": np.zeros(0, dtype=np.int64)}

@@ -104,9 +104,6 @@ def _checked(fit: FitFn) -> FitFn:
     (:func:`~dpfed_core.methods.comparison.specs.check_parameters_used`): every fit reached through the
     registry — a run, a compared method, a script's ``run_method`` — refuses a parameter its method would
     not read, and no system's fit checks again."""
-    if getattr(fit, "checks_parameters", False):
-        return fit
-
     @functools.wraps(fit)
     def checked(dataset, train, config, rng, progress, **kwargs):
         from .comparison import specs
@@ -119,6 +116,8 @@ def _checked(fit: FitFn) -> FitFn:
 
 
 def register_method(spec: MethodSpec) -> MethodSpec:
+    """Register ``spec`` under its name, its fit behind the parameter check (a spec registered again,
+    its fit already checked, is kept as given)."""
     if not getattr(spec.fit, "checks_parameters", False):
         spec = replace(spec, fit=_checked(spec.fit))
     METHODS[spec.name] = spec
