@@ -366,3 +366,21 @@ def test_a_run_whose_dp_catalogue_keeps_no_item_refuses_an_unread_parameter_too(
         run_method(ds, config)
     document = run_method(ds, config.replace(method_params={}))[0]
     assert any("0 of the data's 24 items selected" in n for n in document["notes"]), document["notes"]
+
+
+def test_the_cli_takes_a_list_parameter_as_comma_separated_numbers_and_refuses_an_unspent_mf_share(capsys):
+    """``--param split=…`` reaches the method as its five shares (not refused as a malformed number):
+    friedman-isgd reads all five; friedman-ge refuses a fifth share it would leave unspent, in one line."""
+    from dpfed_core.cli import main
+
+    run = ["run", "--data", "sample:synthetic", "--dry-run", "--method"]
+    assert main([*run, "friedman-isgd", "--param", "split=0.1,0.2,0.1,0.2,0.4"]) == 0
+    assert main([*run, "xin-pmd", "--param", "values=1,2,3,4,5"]) == 0
+    capsys.readouterr()
+    assert main([*run, "friedman-ge", "--param", "split=0.1,0.2,0.1,0.2,0.4"]) == 2
+    err = capsys.readouterr().err
+    assert "Traceback" not in err and err.strip().splitlines()[-1] == (
+        "error: friedman-ge releases private global effects only and fits no factors: the fifth (MF) share of its "
+        "parameter split, given as 0.1,0.2,0.1,0.2,0.4, would be left unspent (only friedman-isgd, friedman-psgd "
+        "and friedman-pals spend it on their factorisation); give 0 as the fifth share of split in --param"), err
+    assert main([*run, "friedman-ge", "--param", "split=0.1,0.4,0.1,0.4,0"]) == 0
