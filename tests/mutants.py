@@ -1076,6 +1076,8 @@ UNREAD_SAID = (f"{UNREAD_T}::test_the_refusal_names_the_method_the_parameter_why
 UNREAD_FIT = f"{UNREAD_T}::test_the_fit_itself_refuses_an_unread_parameter"
 UNREAD2_T = "tests/test_unread_parameters.py"
 UNREAD2_PARTITION = f"{UNREAD2_T}::test_the_partition_settings_are_read_by_the_partition_alone"
+UNREAD2_CLI_LIST = (f"{UNREAD2_T}::test_the_cli_takes_a_list_parameter_as_comma_separated_numbers_and_refuses_an_"
+                    "unspent_mf_share")
 UNREAD2_FIFTH = f"{FRIT}::test_a_split_giving_the_factorisation_a_share_nothing_spends_is_refused"
 UNREAD_POPULARITY = f"{UNREAD_T}::test_dp_popularity_reads_its_holdout_evidence_only_with_the_local_blend"
 UNREAD_ROUND2 = f"{UNREAD_T}::test_a_summable_methods_round_2_setting_is_refused_without_the_local_blend"
@@ -7813,6 +7815,10 @@ MUTANTS = (
     Mutant("unread2-engine-accepts-an-unspent-mf-share", SPECS, "check_parameters_used",
            "config.method == 'friedman-ge' and split is not None and len(split) == 5 and split[4] != 0", "False",
            (f"{FRIT}::test_the_engine_refuses_an_mf_share_private_global_effects_would_leave_unspent",)),
+    Mutant("unread2-cli-list-parameter-read-as-one-number", CLI_ARGS, "parse_params",
+           "k.strip().replace('-', '_') in lists and ',' in vl", "False", (UNREAD2_CLI_LIST,)),
+    Mutant("unread2-cli-list-parameters-not-named", CLI_ARGS, "run_config",
+           "{p.name for p in declared if p.kind == 'floats'}", "set()", (UNREAD2_CLI_LIST,)),
 )
 
 
