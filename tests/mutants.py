@@ -1074,6 +1074,11 @@ UNREAD_AGREE = f"{UNREAD_T}::test_a_refused_parameter_would_not_change_the_fit_a
 UNREAD_SAID = (f"{UNREAD_T}::test_the_refusal_names_the_method_the_parameter_why_and_the_fix_on_the_cli_and_the_"
                "dashboard")
 UNREAD_FIT = f"{UNREAD_T}::test_the_fit_itself_refuses_an_unread_parameter"
+UNREAD2_T = "tests/test_unread_parameters.py"
+UNREAD2_PARTITION = f"{UNREAD2_T}::test_the_partition_settings_are_read_by_the_partition_alone"
+UNREAD2_CLI_LIST = (f"{UNREAD2_T}::test_the_cli_takes_a_list_parameter_as_comma_separated_numbers_and_refuses_an_"
+                    "unspent_mf_share")
+UNREAD2_FIFTH = f"{FRIT}::test_a_split_giving_the_factorisation_a_share_nothing_spends_is_refused"
 UNREAD_POPULARITY = f"{UNREAD_T}::test_dp_popularity_reads_its_holdout_evidence_only_with_the_local_blend"
 UNREAD_ROUND2 = f"{UNREAD_T}::test_a_summable_methods_round_2_setting_is_refused_without_the_local_blend"
 UNREAD_LSH = f"{UNREAD_T}::test_the_lsh_tree_settings_are_refused_unless_the_candidates_come_from_the_lsh_coreset"
@@ -7556,8 +7561,6 @@ MUTANTS = (
            "key in reads.always or value == defaults[key]", "key in reads.always", (READ_FRI_IGNORED,)),
     Mutant("read-fri-pals-skips-the-parameter-check", SPECS, "_check_pals", "check_parameters_used(config)", "None",
            (READ_FRI_IGNORED,)),
-    Mutant("read-fri-fit-skips-the-parameter-check", FRIEDMAN, "_make_fit.fit", "check_parameters_used(config)",
-           "None", (READ_FRI_IGNORED,)),
     Mutant("read-plan-lsh-search-named-as-the-partitions", DPP, "DPPrototypes.stage_names",
            "self.candidates == 'lsh' and k > 1", "False", (READ_PLAN_STAGES,)),
     Mutant("read-plan-stages-named-by-their-plan-keys", UI_CATALOGUE, "budget_plans", "obj.stage_names(k).get(s, s)",
@@ -7703,10 +7706,6 @@ MUTANTS = (
            (f"{UNREAD_SAID}[xin-pmc]",), arg="check"),
     Mutant("unread-fcf-registered-without-the-check", SPECS, "register", "MethodSpec('fcf', _lazy('fcf', '_fit_fcf'))",
            "None", (f"{UNREAD_SAID}[fcf]",), arg="check"),
-    Mutant("unread-xin-fit-skips-the-check", XIN_PY, "_make_fit.fit", "check_parameters_used(config)", "None",
-           (f"{UNREAD_FIT}[xin-pmc]",)),
-    Mutant("unread-fcf-fit-skips-the-check", FCF_PY, "_fit_fcf", "check_parameters_used(config)", "None",
-           (f"{UNREAD_FIT}[fcf]",)),
     Mutant("unread-popularity-evidence-read-without-the-blend", SPECS, MODULE,
            "('local_blend', True, 'ranks every user by the plain DP popularity list unless local_blend is on', "
            "('holdout_evidence',))",
@@ -7783,6 +7782,43 @@ MUTANTS = (
     Mutant("hread-history-page-budget-opens-a-missing-store", HIST_PAGE, "_budget",
            "history.store_missing() and (not st.session_state.get('hist_make_store'))", "False",
            (f"{HREAD_T}::test_the_history_page_on_a_first_start_shows_nothing_stored_and_leaves_no_store",)),
+    # every parameter a run names is one it reads: the registry's one check, the partition's settings
+    # under the LSH coreset, and Friedman et al.'s fifth (MF) share where no private factorisation spends it
+    Mutant("unread2-registry-fit-skips-the-parameter-check", REGISTRY, "_checked.checked",
+           "specs.check_parameters_used(config)", "None",
+           (f"{UNREAD_FIT}[friedman-isgd]", f"{UNREAD_FIT}[fcf]", f"{UNREAD_FIT}[xin-pmc]",
+            f"{UNREAD_FIT}[dp-prototypes]")),
+    Mutant("unread2-registry-keeps-the-fit-unchecked", REGISTRY, "register_method",
+           "replace(spec, fit=_checked(spec.fit))", "spec", (f"{UNREAD_FIT}[dp-gaussian]",)),
+    Mutant("unread2-empty-catalogue-answer-skips-the-check", CATRUN, "_nothing_learned",
+           "specs.check_parameters_used(config)", "None",
+           (f"{UNREAD2_T}::test_a_run_whose_dp_catalogue_keeps_no_item_refuses_an_unread_parameter_too",)),
+    Mutant("unread2-lsh-reads-the-local-search-settings", SPECS, MODULE,
+           "('projection_dim', 'n_grids', 'depth', 'max_candidates', 'search_steps', 'final_choice')",
+           "('projection_dim', 'n_grids', 'depth', 'max_candidates')", (UNREAD2_PARTITION,)),
+    Mutant("unread2-partition-settings-read-under-lsh", SPECS, MODULE,
+           "('candidates', 'partition', 'grows an LSH tree over the unprojected rows, with no grid partition and "
+           "no private local search, unless candidates is partition', ('projection_dim', 'n_grids', 'depth', "
+           "'max_candidates', 'search_steps', 'final_choice'))",
+           "('candidates', 'lsh', 'grows an LSH tree over the unprojected rows, with no grid partition and "
+           "no private local search, unless candidates is partition', ('projection_dim', 'n_grids', 'depth', "
+           "'max_candidates', 'search_steps', 'final_choice'))", (UNREAD2_PARTITION,)),
+    Mutant("unread2-unspent-mf-share-accepted", FRIEDMAN, "FriedmanMF._validate",
+           "self.algorithm not in ALGORITHMS and split[4] != 0", "False", (f"{UNREAD2_FIFTH}[als-True]",)),
+    Mutant("unread2-ge-unspent-mf-share-accepted", FRIEDMAN, "FriedmanMF._validate",
+           "self.algorithm not in ALGORITHMS and split[4] != 0", "self.algorithm == 'ge' and split[4] != 0",
+           (f"{UNREAD2_FIFTH}[sgd-True]",)),
+    Mutant("unread2-clean-mf-default-split-gives-the-mf-a-share", FRIEDMAN, "FriedmanMF._split",
+           "SPLIT_MF if self.algorithm in ALGORITHMS else SPLIT_GE",
+           "SPLIT_GE if self.algorithm == 'ge' else SPLIT_MF",
+           (f"{FRIT}::test_private_preprocessing_gives_clean_mf_the_private_global_effects",)),
+    Mutant("unread2-engine-accepts-an-unspent-mf-share", SPECS, "check_parameters_used",
+           "config.method == 'friedman-ge' and split is not None and len(split) == 5 and split[4] != 0", "False",
+           (f"{FRIT}::test_the_engine_refuses_an_mf_share_private_global_effects_would_leave_unspent",)),
+    Mutant("unread2-cli-list-parameter-read-as-one-number", CLI_ARGS, "parse_params",
+           "k.strip().replace('-', '_') in lists and ',' in vl", "False", (UNREAD2_CLI_LIST,)),
+    Mutant("unread2-cli-list-parameters-not-named", CLI_ARGS, "run_config",
+           "{p.name for p in declared if p.kind == 'floats'}", "set()", (UNREAD2_CLI_LIST,)),
 )
 
 

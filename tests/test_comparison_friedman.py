@@ -398,9 +398,62 @@ def test_private_preprocessing_gives_clean_mf_the_private_global_effects():
     stages = [r.stage for r in noisy.ledger_.rows]
     assert stages == ["global average (items)", "item averages", "global average (users)", "user averages",
                       "factorisation"]
-    assert [r.epsilon for r in noisy.ledger_.rows][:4] == pytest.approx([0.01, 0.14, 0.01, 0.14])
+    # no private factorisation reads a fifth share: the global effects take §5.4's split of the whole ε
+    assert [r.epsilon for r in noisy.ledger_.rows][:4] == pytest.approx([0.01, 0.54, 0.01, 0.44])
+    assert sum(r.epsilon for r in noisy.ledger_.rows[:4]) == pytest.approx(1.0)
     # the factorisation reads the exact ratings: the model as a whole is not private
-    assert math.isinf(noisy.ledger_.guarantee()[0])
+    assert math.isinf(noisy.ledger_.rows[4].epsilon) and math.isinf(noisy.ledger_.guarantee()[0])
+
+
+@pytest.mark.parametrize("algorithm, private_preprocessing", [("ge", False), ("als", True), ("sgd", True)])
+def test_a_split_giving_the_factorisation_a_share_nothing_spends_is_refused(algorithm, private_preprocessing):
+    """Private global effects alone and clean MF on private preprocessing run no private factorisation:
+    a non-zero fifth (MF) share would be left unspent while the ledger reads as if the global effects had
+    the whole split, so it is refused naming split; with the fifth share at 0 the ledger charges each of the
+    four averages its share of ε and nothing else."""
+    from dpfed_core.errors import ConfigError
+
+    kwargs = {"factors": 2, "iterations": 1, "private_preprocessing": private_preprocessing, "random_state": 0}
+    with pytest.raises(ConfigError) as refused:
+        FriedmanMF(algorithm, 1.0, split=(0.1, 0.2, 0.1, 0.2, 0.4), **kwargs).fit(tiny_ratings(20))
+    assert str(refused.value) == (
+        f"split gives the factorisation (its fifth share) 0.4 of ε, but {algorithm} runs no private "
+        "factorisation to spend it (only isgd, psgd and pals read the fifth share): give 0 as the fifth "
+        "share of split"), str(refused.value)
+    model = FriedmanMF(algorithm, 2.0, split=(0.1, 0.3, 0.1, 0.2, 0.0), **kwargs).fit(tiny_ratings(20))
+    charged = [r.epsilon for r in model.ledger_.rows if math.isfinite(r.epsilon)]
+    assert charged == pytest.approx([0.2, 0.6, 0.2, 0.4])
+    assert len(model.ledger_.rows) == (4 if algorithm == "ge" else 5)
+
+
+def test_a_private_factorisation_is_charged_its_fifth_share():
+    """isgd reads the fifth share: the ledger charges the four averages and the input perturbation
+    their shares, and composes to their sum."""
+    model = FriedmanMF("isgd", 2.0, factors=2, iterations=1, split=(0.1, 0.2, 0.1, 0.2, 0.3),
+                       random_state=0).fit(tiny_ratings(21))
+    assert [r.epsilon for r in model.ledger_.rows] == pytest.approx([0.2, 0.4, 0.2, 0.4, 0.6])
+    assert model.ledger_.guarantee()[0] == pytest.approx(1.8)
+
+
+def test_the_engine_refuses_an_mf_share_private_global_effects_would_leave_unspent():
+    from dpfed_core.cli.args import CLI_NAMES
+    from dpfed_core.errors import ConfigError
+    from dpfed_core.evaluation.service import check_run
+    from dpfed_core.ui import engine as dash
+
+    config = RunConfig(method="friedman-ge", epsilon=1.0, mode="observed", rank=2, seed=0,
+                       method_params={"split": "0.1,0.2,0.1,0.2,0.4"})
+    with pytest.raises(ConfigError) as refused:
+        check_run(rating_dataset(), config)
+    assert str(refused.value) == (
+        "friedman-ge releases private global effects only and fits no factors: the fifth (MF) share of its "
+        "parameter split, given as 0.1,0.2,0.1,0.2,0.4, would be left unspent (only friedman-isgd, friedman-psgd "
+        "and friedman-pals spend it on their factorisation); give 0 as the fifth share of split in "
+        "prototype_params") and refused.value.param == "prototype_params"
+    assert "--param" in refused.value.render(CLI_NAMES)
+    assert "the method's parameters" in dash.friendly_message(refused.value)
+    check_run(rating_dataset(), config.replace(method_params={"split": "0.1,0.3,0.1,0.5,0"}))
+    check_run(rating_dataset(), config.replace(method="friedman-isgd"))
 
 
 def test_the_observation_mode_note_is_given_in_zero_mode_only():

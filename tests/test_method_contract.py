@@ -225,7 +225,7 @@ def test_a_method_without_a_formal_claim_is_said_to_release_and_only_no_release_
     ("xin-pmd", {"pmd_tries": 3, "public_fraction": 0.2}, "gd_iters"),
     ("xin-full", {"tau": 5.0}, "beta_m"),
     ("global-average", {"variant": "bounded"}, "gd_iters"),         # its default: the value the run uses anyway
-    ("friedman-ge", {"beta_m": 10.0, "split": "0.1,0.3,0.1,0.3,0.2"}, "pmd_tries"),
+    ("friedman-ge", {"beta_m": 10.0, "split": "0.1,0.4,0.1,0.4,0"}, "pmd_tries"),
 ])
 def test_each_comparison_method_takes_its_own_parameters_and_refuses_another_systems(method, params, foreign):
     """The parameters a comparison's fit reads are the ones the run's one check and the dashboard's Advanced

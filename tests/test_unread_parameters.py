@@ -15,13 +15,13 @@ from dpfed_core.methods import get_method
 from dpfed_core.methods.comparison import specs
 
 
-def rating_dataset(seed: int = 0, n: int = 40, m: int = 24) -> FederatedDataset:
+def rating_dataset(seed: int = 0, n: int = 40, m: int = 24, item_source: str = "data") -> FederatedDataset:
     rng = np.random.default_rng(seed)
     a, b = rng.normal(size=(n, 2)), rng.normal(size=(m, 2))
     full = np.clip(np.rint(3 + a @ b.T * 0.8 + rng.normal(0, 0.3, (n, m))), 1, 5)
     X = sp.csr_matrix(np.where(rng.random((n, m)) < 0.5, full, 0.0))
     return FederatedDataset.from_parts(X, np.where(np.arange(n) < n // 2, "A", "B"),
-                                       value_kind="ratings", name="tiny ratings")
+                                       value_kind="ratings", name="tiny ratings", item_source=item_source)
 
 
 #: A value other than the default for every declared parameter (as ``--param`` gives it).
@@ -36,6 +36,9 @@ UNREAD_OTHER = {
     "max_iter": 3, "tol": 0.5, "batch": 5, "private_weight": 0.9, "pmd_sweeps": 1, "pmd_tries": 2,
     "values": "1,2,3,4,5,6",
 }
+#: Where no private factorisation reads split's fifth (MF) share, another split keeps it at 0 (a
+#: non-zero one is refused for its own reason: it would be left unspent).
+UNREAD_OTHER_SPLIT = {name: "0.1,0.5,0.1,0.3,0" for name in ("ge-mf", "friedman-ge")}
 _FCF = {"epochs": 2, "gd_iters": 2}
 _EM = {"tau": 2.0, "max_iter": 5}
 _XIN = {"public_fraction": 0.5, **_EM}
@@ -55,6 +58,15 @@ UNREAD_SETTINGS = [
 def _config(name: str, params: dict) -> RunConfig:
     return RunConfig(method=name, epsilon=2.0, mode="observed", rank=2, lam=0.1, seed=1, n_hidden=3,
                      method_params=params)
+
+
+def _overall(ds: FederatedDataset, config: RunConfig, monkeypatch) -> dict:
+    """The run's overall metrics with the parameter check skipped (what the run would have reported)."""
+    from dpfed_core.evaluation.experiments import run_method
+
+    with monkeypatch.context() as m:
+        m.setattr(specs, "check_parameters_used", lambda config: None)
+        return run_method(ds, config)[0]["overall"]
 
 
 def _scores(ds: FederatedDataset, config: RunConfig, monkeypatch) -> np.ndarray:
@@ -98,11 +110,12 @@ def test_a_refused_parameter_would_not_change_the_fit_and_an_accepted_one_does(n
     declared, _ = specs.PARAMETER_READS[name]
     disagree = []
     for p in declared:
-        value = p.coerce(UNREAD_OTHER[p.name], name)
+        other = UNREAD_OTHER_SPLIT.get(name, UNREAD_OTHER[p.name]) if p.name == "split" else UNREAD_OTHER[p.name]
+        value = p.coerce(other, name)
         if base.get(p.name, p.default) == value or (p.name == "n_public" and "public_fraction" in base):
             # (n_public beside public_fraction is refused naming public_fraction, which it overrides)
             continue
-        config = _config(name, {**base, p.name: UNREAD_OTHER[p.name]})
+        config = _config(name, {**base, p.name: other})
         try:
             check_run(ds, config)
             refused = False
@@ -168,15 +181,41 @@ def test_the_cli_refuses_an_unread_parameter_in_one_line_before_running(capsys):
                  "--dry-run"]) == 0
 
 
-@pytest.mark.parametrize("name, params", [("ge-mf", {"beta_m": 3.0}), ("fcf", {"optimizer": "gd", "adam_eps": 1e-3}),
-                                          ("xin-pmc", {"pmd_tries": 2})], ids=["ge-mf", "fcf", "xin-pmc"])
+#: One method of each family with a parameter it would not read.
+UNREAD_DIRECT = [("ge-mf", {"beta_m": 3.0}), ("friedman-isgd", {"alpha": 0.2}),
+                 ("fcf", {"optimizer": "gd", "adam_eps": 1e-3}),
+                 ("xin-pmc", {"pmd_tries": 2}), ("dp-prototypes", {"n_grids": 2, "candidates": "lsh"}),
+                 ("dp-gaussian", {"lsh_depth": 4})]
+
+
+def _direct(name: str, params: dict) -> RunConfig:
+    return RunConfig(method=name, epsilon=2.0, mode="observed", rank=2, lam=0.1, seed=1, n_hidden=3, k=2,
+                     max_iter=5, simulation=True, method_params=params)
+
+
+@pytest.mark.parametrize("name, params", UNREAD_DIRECT, ids=[n for n, _ in UNREAD_DIRECT])
 def test_the_fit_itself_refuses_an_unread_parameter(name, params):
     """A run that reaches the fit without the run's checks (a compared method, a script) is refused too."""
     from dpfed_core.evaluation.experiments import run_method
 
-    with pytest.raises(ConfigError, match=f"its parameter {next(iter(reversed(params)))}, given as .* would be "
-                                          "ignored"):
-        run_method(rating_dataset(), _config(name, params))
+    unread = next(k for k in params if k not in ("optimizer", "candidates"))
+    with pytest.raises(ConfigError, match=f"its parameter {unread}, given as .* would be ignored"):
+        run_method(rating_dataset(item_source="declared"), _direct(name, params))
+
+
+@pytest.mark.parametrize("name", ["ge-mf", "friedman-isgd", "fcf", "implicit-als", "xin-pmc", "dp-prototypes"])
+def test_a_fit_through_the_registry_checks_its_parameters_once(name, monkeypatch):
+    """The check sits where every fit is reached (the registry), not again inside each system's fit."""
+    from dpfed_core.evaluation.experiments import make_split
+
+    ds = rating_dataset(item_source="declared")
+    config = _direct(name, {})
+    seen = []
+    monkeypatch.setattr(specs, "check_parameters_used", seen.append)
+    spec = get_method(name)
+    split = make_split(ds, config)
+    spec.fit(ds, split.train_rows if spec.site_rows else split.train, config, np.random.default_rng(0), no_progress)
+    assert seen == [config]
 
 
 def test_the_federate_page_shows_the_refusal_and_disables_run_until_the_setting_reads_the_parameter():
@@ -196,10 +235,9 @@ def test_the_federate_page_shows_the_refusal_and_disables_run_until_the_setting_
     assert not at.error and not at.button(key="fed_run").disabled, [e.value for e in at.error]
 
 
-def test_dp_popularity_reads_its_holdout_evidence_only_with_the_local_blend():
+def test_dp_popularity_reads_its_holdout_evidence_only_with_the_local_blend(monkeypatch):
     """Without local_blend round 2 fits every user on the DP popularity column alone: a hold-out
     evidence asked for is refused (the fit is the same without it); with it the value reaches round 2."""
-    from dpfed_core.evaluation.experiments import run_method
     from dpfed_core.federation.protocol import build_method
 
     ds = rating_dataset()
@@ -213,7 +251,7 @@ def test_dp_popularity_reads_its_holdout_evidence_only_with_the_local_blend():
         "or drop holdout_evidence from prototype_params") and refused.value.param == "prototype_params"
     default = config.replace(prototype_params={"holdout_evidence": 1.0})
     check_run(ds, default)
-    asked, ran = (run_method(ds, c)[0]["overall"] for c in (config, default))
+    asked, ran = (_overall(ds, c, monkeypatch) for c in (config, default))
     assert asked == ran
     blended = config.replace(prototype_params={"local_blend": True, "holdout_evidence": 2.0})
     check_run(ds, blended)
@@ -230,10 +268,9 @@ def test_dp_popularity_reads_its_holdout_evidence_only_with_the_local_blend():
      "local_blend is on: its parameter round2_default, given as alone, would be ignored (round2_default is read "
      "only then); set local_blend=true"),
 ], ids=["dp-als-evidence", "dp-als-default", "dp-cooccurrence-default"])
-def test_a_summable_methods_round_2_setting_is_refused_without_the_local_blend(name, params, why):
+def test_a_summable_methods_round_2_setting_is_refused_without_the_local_blend(name, params, why, monkeypatch):
     """Without local_blend round 2 reads neither the evidence (dp-als) nor the small-entity default: the
     value is refused, and the run with it is the run without it; with the blend it is accepted."""
-    from dpfed_core.evaluation.experiments import run_method
 
     ds = rating_dataset()
     config = RunConfig(method=name, epsilon=2.0, mode="observed", rank=2, seed=1, n_hidden=3, k=2, max_iter=5,
@@ -243,15 +280,14 @@ def test_a_summable_methods_round_2_setting_is_refused_without_the_local_blend(n
     assert why in str(refused.value) and refused.value.param == "prototype_params", str(refused.value)
     plain = config.replace(prototype_params={"local_blend": False})
     check_run(ds, plain)
-    assert run_method(ds, config)[0]["overall"] == run_method(ds, plain)[0]["overall"]
+    assert _overall(ds, config, monkeypatch) == _overall(ds, plain, monkeypatch)
     check_run(ds, config.replace(prototype_params={**params, "local_blend": True}))
 
 
 @pytest.mark.parametrize("name", ["dp-prototypes", "dp-gaussian"])
-def test_the_lsh_tree_settings_are_refused_unless_the_candidates_come_from_the_lsh_coreset(name):
+def test_the_lsh_tree_settings_are_refused_unless_the_candidates_come_from_the_lsh_coreset(name, monkeypatch):
     """The private partition grows no LSH tree: its settings are refused (the run with one is the run
     without it); with candidates=lsh they reach the release."""
-    from dpfed_core.evaluation.experiments import run_method
     from dpfed_core.federation.protocol import build_method
 
     ds = rating_dataset()
@@ -264,7 +300,87 @@ def test_the_lsh_tree_settings_are_refused_unless_the_candidates_come_from_the_l
         "lsh_node_factor, given as 5, would be ignored (lsh_node_factor is read only then); set candidates=lsh or "
         "drop lsh_node_factor from prototype_params"), str(refused.value)
     plain = config.replace(prototype_params={})
-    assert run_method(ds, config)[0]["overall"] == run_method(ds, plain)[0]["overall"]
+    assert _overall(ds, config, monkeypatch) == _overall(ds, plain, monkeypatch)
     lsh = config.replace(prototype_params={"candidates": "lsh", "lsh_node_factor": 5.0})
     check_run(ds, lsh)
     assert build_method(lsh, ds.value_max).lsh_node_factor == 5.0
+
+
+#: Each setting of the private partition and its local search, at another value than its default.
+PARTITION_OTHER = {"projection_dim": 5, "n_grids": 2, "depth": 3, "max_candidates": 1, "search_steps": 1,
+                   "final_choice": False}
+
+
+def _release(ds: FederatedDataset, config: RunConfig, monkeypatch) -> tuple:
+    """What the run releases (its scores and its ledger's rows), with the parameter check skipped."""
+    from dpfed_core.evaluation.experiments import run_method
+
+    with monkeypatch.context() as m:
+        m.setattr(specs, "check_parameters_used", lambda config: None)
+        result = run_method(ds, config)[1]
+    rows = [(r.entity, r.stage, r.epsilon, r.delta) for r in result.ledger.rows]
+    return result.entity_factors().scores(np.arange(ds.n_users)), rows
+
+
+@pytest.mark.parametrize("name", ["dp-prototypes", "dp-gaussian"])
+def test_the_partition_settings_are_read_by_the_partition_alone(name, monkeypatch):
+    """The LSH coreset projects nothing, grows no grid and runs no private local search: under
+    candidates=lsh each of those settings is refused naming the fix, and the run with it is the run
+    without it; under the private partition (k clusters: cluster_size none) each changes what the run
+    releases."""
+    # a declared catalogue: every item is fitted (no DP catalogue that could keep none of them)
+    ds = rating_dataset(n=80, item_source="declared")
+    base = RunConfig(method=name, epsilon=2.0, mode="observed", rank=2, seed=1, n_hidden=3, k=2, max_iter=5,
+                     simulation=True, prototype_params={"cluster_size": None})
+    lsh = base.replace(prototype_params={"cluster_size": None, "candidates": "lsh"})
+    lsh_plain, partition_plain = _release(ds, lsh, monkeypatch), _release(ds, base, monkeypatch)
+    unchanged, unread = [], []
+    for key, value in PARTITION_OTHER.items():
+        given = lsh.replace(prototype_params={**lsh.params, key: value})
+        with pytest.raises(ConfigError) as refused:
+            check_run(ds, given)
+        assert str(refused.value) == (
+            f"{name} grows an LSH tree over the unprojected rows, with no grid partition and no private local "
+            f"search, unless candidates is partition: its parameter {key}, given as "
+            f"{str(value).lower()}, would be ignored ({key} is read only then); set candidates=partition or "
+            f"drop {key} from prototype_params"), str(refused.value)
+        scores, rows = _release(ds, given, monkeypatch)
+        if not (np.array_equal(scores, lsh_plain[0]) and rows == lsh_plain[1]):
+            unread.append(key)
+        partition = base.replace(prototype_params={**base.params, key: value})
+        check_run(ds, partition)
+        scores, rows = _release(ds, partition, monkeypatch)
+        if np.array_equal(scores, partition_plain[0]) and rows == partition_plain[1]:
+            unchanged.append(key)
+    assert not unread, f"refused under candidates=lsh yet changed the run: {unread}"
+    assert not unchanged, f"accepted under the private partition yet changed nothing: {unchanged}"
+
+
+def test_a_run_whose_dp_catalogue_keeps_no_item_refuses_an_unread_parameter_too():
+    """With no item selected the method's fit is never reached: the answer that stands in for it
+    refuses the parameter as the fit would."""
+    from dpfed_core.evaluation.experiments import run_method
+
+    ds, config = rating_dataset(), _direct("dp-gaussian", {"lsh_depth": 4})
+    with pytest.raises(ConfigError, match="its parameter lsh_depth, given as 4, would be ignored"):
+        run_method(ds, config)
+    document = run_method(ds, config.replace(method_params={}))[0]
+    assert any("0 of the data's 24 items selected" in n for n in document["notes"]), document["notes"]
+
+
+def test_the_cli_takes_a_list_parameter_as_comma_separated_numbers_and_refuses_an_unspent_mf_share(capsys):
+    """``--param split=…`` reaches the method as its five shares (not refused as a malformed number):
+    friedman-isgd reads all five; friedman-ge refuses a fifth share it would leave unspent, in one line."""
+    from dpfed_core.cli import main
+
+    run = ["run", "--data", "sample:synthetic", "--dry-run", "--method"]
+    assert main([*run, "friedman-isgd", "--param", "split=0.1,0.2,0.1,0.2,0.4"]) == 0
+    assert main([*run, "xin-pmd", "--param", "values=1,2,3,4,5"]) == 0
+    capsys.readouterr()
+    assert main([*run, "friedman-ge", "--param", "split=0.1,0.2,0.1,0.2,0.4"]) == 2
+    err = capsys.readouterr().err
+    assert "Traceback" not in err and err.strip().splitlines()[-1] == (
+        "error: friedman-ge releases private global effects only and fits no factors: the fifth (MF) share of its "
+        "parameter split, given as 0.1,0.2,0.1,0.2,0.4, would be left unspent (only friedman-isgd, friedman-psgd "
+        "and friedman-pals spend it on their factorisation); give 0 as the fifth share of split in --param"), err
+    assert main([*run, "friedman-ge", "--param", "split=0.1,0.4,0.1,0.4,0"]) == 0

@@ -300,7 +300,10 @@ def seed_int(text: str) -> int:
     return v
 
 
-def parse_params(items: list[str]) -> dict:
+def parse_params(items: list[str], lists: frozenset[str] | set[str] = frozenset()) -> dict:
+    """``--param KEY=VALUE`` items as a dict of Python values. ``lists``: the method's list parameters
+    (kind ``floats``), whose comma-separated value is kept as written for the parameter to read as its
+    numbers (``--param values=1,2,3``) rather than refused as one malformed number."""
     out = {}
     for it in items:
         if "=" not in it or not it.split("=", 1)[0].strip():
@@ -323,6 +326,9 @@ def parse_params(items: list[str]) -> dict:
                 try:
                     val = parse_float(vl)
                 except argparse.ArgumentTypeError:
+                    if k.strip().replace("-", "_") in lists and "," in vl:
+                        out[k.strip().replace("-", "_")] = vl
+                        continue
                     if re.fullmatch(r"[\d_.,eE+-]+", vl) and re.search(r"\d", vl) or \
                             any(ch.isdigit() and not ch.isascii() for ch in vl) or vl.lower() == "nan":
                         # looks like a number but is not one as written (1_0, 1,5, 1e400, nan, full-width)
@@ -489,7 +495,7 @@ def run_config(args, dataset) -> RunConfig:
 
     if args.method is None:
         args.method = default_method()
-    from dpfed_core.methods import available_methods
+    from dpfed_core.methods import available_methods, get_method
 
     base = default_config(dataset, args.method if args.method in available_methods() else None)
 
@@ -497,7 +503,8 @@ def run_config(args, dataset) -> RunConfig:
         v = getattr(args, name, None)
         return fallback if v is None else v
 
-    params = parse_params(args.param)
+    declared = get_method(args.method).parameters if args.method in available_methods() else ()
+    params = parse_params(args.param, {p.name for p in declared if p.kind == "floats"})
     n_jobs = params.pop("n_jobs", 1)
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
     if isinstance(n_jobs, int) and not isinstance(n_jobs, bool) and n_jobs > cores:

@@ -356,10 +356,14 @@ def _nothing_learned(dataset, split, config, spec, rng, ledger, messages, note: 
     (:func:`~dpfed_core.federation.summable.own_round2`, the routine of round 2 and of ``local``), a
     prototype method likewise (its round 2 on a DP catalogue blends the same own parts: with nothing
     shared, each site's model is ``local``'s); any other method scores 0 everywhere. The selection's
-    ledger and messages, and the note saying so."""
+    ledger and messages, and the note saying so. It stands in for the method's fit, so it refuses a
+    parameter the method would not read as the fit would (the registry's check)."""
     from dpfed_core.federation.protocol import as_generator, build_method, is_summable
     from dpfed_core.federation.summable import own_round2
+    from dpfed_core.methods.comparison import specs
     from dpfed_core.models.entity_factors import EntityFactors, LocalColumns
+
+    specs.check_parameters_used(config)
 
     ledger.simulation = bool(config.simulation)
     empty = {"catalogue": np.zeros(0, dtype=np.int64)}

@@ -10,7 +10,8 @@ Register more with :func:`register_method`. The registry itself imports no metho
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import functools
+from dataclasses import dataclass, field, replace
 from typing import Callable, Iterable
 
 import numpy as np
@@ -98,7 +99,27 @@ class MethodSpec:
 METHODS: dict[str, MethodSpec] = {}
 
 
+def _checked(fit: FitFn) -> FitFn:
+    """``fit`` behind the one check of the method's parameters
+    (:func:`~dpfed_core.methods.comparison.specs.check_parameters_used`): every fit reached through the
+    registry — a run, a compared method, a script's ``run_method`` — refuses a parameter its method would
+    not read, and no system's fit checks again."""
+    @functools.wraps(fit)
+    def checked(dataset, train, config, rng, progress, **kwargs):
+        from .comparison import specs
+
+        specs.check_parameters_used(config)
+        return fit(dataset, train, config, rng, progress, **kwargs)
+
+    checked.checks_parameters = True
+    return checked
+
+
 def register_method(spec: MethodSpec) -> MethodSpec:
+    """Register ``spec`` under its name, its fit behind the parameter check (a spec registered again,
+    its fit already checked, is kept as given)."""
+    if not getattr(spec.fit, "checks_parameters", False):
+        spec = replace(spec, fit=_checked(spec.fit))
     METHODS[spec.name] = spec
     return spec
 

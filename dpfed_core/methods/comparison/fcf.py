@@ -378,8 +378,6 @@ def _fit_implicit_als(dataset, train, config, rng, progress):
     from dpfed_core.privacy.ledger import PrivacyLedger
     from dpfed_core.methods.registry import MethodResult
     from dpfed_core.federation.messages import SERVER, Message
-    from dpfed_core.methods.comparison.specs import check_parameters_used
-    check_parameters_used(config)
     t0 = time.perf_counter()
     model = ImplicitALS(random_state=rng, **_params(config, dataset, ALS_PARAMETERS)).fit(train)
     ledger = PrivacyLedger(math.inf, 0.0)
@@ -398,8 +396,6 @@ def _fit_fcf(dataset, train, config, rng, progress):
     from dpfed_core.privacy.ledger import PrivacyLedger
     from dpfed_core.methods.registry import MethodResult
     from dpfed_core.federation.messages import SERVER, Message
-    from dpfed_core.methods.comparison.specs import check_parameters_used
-    check_parameters_used(config)
     t0 = time.perf_counter()
     params = _params(config, dataset, FCF_PARAMETERS)
     model = FCF(random_state=rng, **params)

@@ -439,7 +439,8 @@ class FriedmanMF:
     alpha : float — unbounded ISGD zeroing threshold (0.6).
     beta_m, beta_u : stabilisers of the private averages (not given in the paper, pitfall 1).
     split : 5-tuple of ε shares (global-items, items, global-users, users, MF); default §5.2
-        (``ge``: §5.4).
+        (``ge``, and ``als``/``sgd`` with private preprocessing: §5.4). Only a private factorisation
+        (``isgd``, ``psgd``, ``pals``) reads the fifth share: elsewhere it must be 0.
     r_min, r_max : public rating scale.  batch_size : SGD mini-batch ("auto" or int; 1 = exact).
     private_preprocessing : bool — for ``als``/``sgd``: False (default) uses exact global effects.
     random_state : seed or Generator.
@@ -490,9 +491,23 @@ class FriedmanMF:
         if self.algorithm == "pals" and not self.lam > 0:
             # the released argmin's sensitivity is G/(nλ): nothing bounds it without the ridge
             raise ConfigError(f"PALS needs a ridge penalty λ > 0, got λ = {self.lam}", param="lam")
-        split = self.split if self.split is not None else (SPLIT_GE if self.algorithm == "ge" else SPLIT_MF)
+        split = self._split()
         if len(split) != 5 or any(s < 0 for s in split) or sum(split) > 1 + 1e-9:
             raise ConfigError(f"split must be 5 non-negative shares summing to ≤ 1, got {split}")
+        if self.algorithm not in ALGORITHMS and split[4] != 0:
+            # private global effects alone fit no factors, and clean MF reads the exact ratings: a fifth
+            # share would be left unspent while the global effects draw noise for only their own shares
+            raise ConfigError(f"split gives the factorisation (its fifth share) {split[4]:g} of ε, but "
+                              f"{self.algorithm} runs no private factorisation to spend it (only "
+                              f"{', '.join(ALGORITHMS[:-1])} and {ALGORITHMS[-1]} read the fifth share): give 0 "
+                              "as the fifth share of split", param="prototype_params")
+
+    def _split(self) -> tuple:
+        """The ε shares: ``split``, else §5.2's for a private factorisation and §5.4's (the whole ε to
+        the global effects) when none reads the fifth share."""
+        if self.split is not None:
+            return self.split
+        return SPLIT_MF if self.algorithm in ALGORITHMS else SPLIT_GE
 
     # ------------------------------------------------------------------ fit
     def fit(self, R: Ratings | sp.spmatrix) -> "FriedmanMF":
@@ -507,7 +522,7 @@ class FriedmanMF:
         clean_mf = self.algorithm in ("als", "sgd")
         self.ledger_ = PrivacyLedger(eps if private and not clean_mf else math.inf, 0.0)
         ledger = self.ledger_
-        split = self.split if self.split is not None else (SPLIT_GE if self.algorithm == "ge" else SPLIT_MF)
+        split = self._split()
         t0 = time.perf_counter()
         if private:
             e1, e2, e3, e4, _ = (eps * s for s in split)
@@ -523,7 +538,7 @@ class FriedmanMF:
         self.Q_ = np.zeros((R.n_items, d))
         if self.algorithm == "ge":
             return self
-        eps_mf = eps * split[4] if private else math.inf
+        eps_mf = eps * split[4] if private and not clean_mf else math.inf
         Rt = clamp_residuals(R, self.ge_, self.B) if private else R.with_values(
             R.values - self.ge_.item_avg[R.items] - self.ge_.user_avg[R.users])
         t0 = time.perf_counter()
@@ -752,9 +767,7 @@ def _notes(config, private: bool = True) -> list[str]:
 
 def _make_fit(algorithm: str, private: bool):
     def fit(dataset, train, config, rng, progress):
-        from dpfed_core.methods.comparison.specs import check_parameters_used
         from dpfed_core.methods.registry import MethodResult
-        check_parameters_used(config)
         progress("friedman_start", method=config.method)
         eps = float(config.epsilon) if private else math.inf
         t0 = time.perf_counter()

@@ -46,8 +46,8 @@ FRIEDMAN_PARAMETERS = (
     Param("alpha", "float", 0.6, "unbounded ISGD zeroing threshold", low=0),
     Param("beta_m", "float", 15.0, "stabiliser of the private item averages", low=0),
     Param("beta_u", "float", 15.0, "stabiliser of the private user averages", low=0),
-    Param("split", "floats", None, "5 ε shares: global-items,items,global-users,users,MF; none = §5.2",
-          optional=True),
+    Param("split", "floats", None, "5 ε shares: global-items,items,global-users,users,MF (0 unless isgd, psgd "
+          "or pals fits factors); none = §5.2, friedman-ge §5.4", optional=True),
     Param("r_min", "float", None, "public rating scale minimum; none = 1 for ratings, 0 otherwise", optional=True),
     Param("r_max", "float", None, "public rating scale maximum; none = the value bound", optional=True),
     Param("batch_size", "text", "auto", "SGD mini-batch: auto or a whole number (1 = exact)"),
@@ -214,13 +214,17 @@ FEDERATED_READS = {
                                                                "holdout_evidence"),
                              (("local_blend", True, "weighs the federation's parts alone, with no default of the "
                                "entity's own to keep, unless local_blend is on", ("round2_default",)),)),
-    # the LSH tree's settings are read by the LSH coreset alone (its release and its checks)
+    # the LSH tree's settings are read by the LSH coreset alone (its release and its checks); the LSH
+    # coreset clusters the unprojected rows by a local k-means on its noisy leaves, so the projection,
+    # the grids and the private local search are read by the private partition alone
     **{name: Reads("finds its candidates by the private partition",
                    ("variant", "row_norm", "row_scaling", "value_min", "support", "threshold", "cluster_size",
-                    "projection_dim", "candidates", "split", "search_steps", "final_choice", "refine_steps",
-                    "trials", "n_grids", "depth", "max_candidates"),
+                    "candidates", "split", "refine_steps", "trials"),
                    (("candidates", "lsh", "finds its candidates by the private partition unless candidates is lsh",
-                     ("lsh_depth", "lsh_node_factor", "lsh_node_cap")),))
+                     ("lsh_depth", "lsh_node_factor", "lsh_node_cap")),
+                    ("candidates", "partition", "grows an LSH tree over the unprojected rows, with no grid partition "
+                     "and no private local search, unless candidates is partition",
+                     ("projection_dim", "n_grids", "depth", "max_candidates", "search_steps", "final_choice"))))
        for name in ("dp-prototypes", "dp-gaussian")},
 }
 
@@ -267,6 +271,15 @@ def check_parameters_used(config) -> None:
         fix = f"drop {name}" if wanted is None else f"set {name}={_as_given(wanted)}"
         raise ConfigError(f"{config.method} {why}: its parameter {key}, given as {_as_given(value)}, would be "
                           f"ignored ({key} is read only then); {fix} or drop {key} from prototype_params",
+                          param="prototype_params")
+    split = given.get("split")
+    if config.method == "friedman-ge" and split is not None and len(split) == 5 and split[4] != 0:
+        # the ledger would charge the four averages their shares and leave this one unspent
+        private_mf = ", ".join(n for n in FRIEDMAN_READS if n.startswith("friedman-") and n != config.method)
+        private_mf = " and ".join(private_mf.rsplit(", ", 1))
+        raise ConfigError(f"{config.method} {reads.why}: the fifth (MF) share of its parameter split, given as "
+                          f"{_as_given(split)}, would be left unspent (only {private_mf} spend it on their "
+                          "factorisation); give 0 as the fifth share of split in prototype_params",
                           param="prototype_params")
 
 

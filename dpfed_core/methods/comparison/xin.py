@@ -322,8 +322,6 @@ def _make_fit(mechanism: str):
         from dpfed_core.privacy.ledger import PrivacyLedger
         from dpfed_core.methods.registry import MethodResult
         from dpfed_core.federation.messages import SERVER, Message
-        from dpfed_core.methods.comparison.specs import check_parameters_used
-        check_parameters_used(config)
         params = {k: v for k, v in check_params(PARAMETERS, config.params, config.method).items()
                   if v is not None or k in ("max_rank", "n_public")}
         if "values" not in params and dataset.value_kind == "ratings":
