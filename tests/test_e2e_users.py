@@ -92,6 +92,8 @@ def test_compliance_officer_reads_the_composed_guarantee_and_a_public_report_in_
 
     page, workdir = browser_page
     _nav(page, "Federate")
+    # the page drawn before its button is read (on a busy machine the status widget can show late)
+    expect(page.get_by_role("button", name=re.compile(r"^Run federation"))).to_be_visible()
     if page.get_by_role("button", name=re.compile(r"^Run federation \(spends")).count():
         page.get_by_role("button", name=re.compile(r"^Run federation")).click()
         _idle(page)
