@@ -7785,9 +7785,11 @@ MUTANTS = (
     # every parameter a run names is one it reads: the registry's one check, the partition's settings
     # under the LSH coreset, and Friedman et al.'s fifth (MF) share where no private factorisation spends it
     Mutant("unread2-registry-fit-skips-the-parameter-check", REGISTRY, "_checked.checked",
-           "specs.check_parameters_used(config)", "None",
+           "check(config)", "None",
            (f"{UNREAD_FIT}[friedman-isgd]", f"{UNREAD_FIT}[fcf]", f"{UNREAD_FIT}[xin-pmc]",
             f"{UNREAD_FIT}[dp-prototypes]")),
+    Mutant("unread2-parameter-check-never-added", SPECS, "register", "add_fit_check(_fit_check)", "None",
+           (f"{UNREAD_FIT}[dp-gaussian]",)),
     Mutant("unread2-registry-keeps-the-fit-unchecked", REGISTRY, "register_method",
            "replace(spec, fit=_checked(spec.fit))", "spec", (f"{UNREAD_FIT}[dp-gaussian]",)),
     Mutant("unread2-empty-catalogue-answer-skips-the-check", CATRUN, "_nothing_learned",

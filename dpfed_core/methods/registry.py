@@ -99,16 +99,26 @@ class MethodSpec:
 METHODS: dict[str, MethodSpec] = {}
 
 
+#: What every fit checks of its run before it starts. The comparison specs add the parameter check
+#: (:func:`~dpfed_core.methods.comparison.specs.check_parameters_used`) when they register, before any
+#: method can be looked up: the registry imports no method's module.
+FIT_CHECKS: list[Callable] = []
+
+
+def add_fit_check(check: Callable) -> None:
+    """Have every registered fit run ``check(config)`` first (once, however often it is added)."""
+    if check not in FIT_CHECKS:
+        FIT_CHECKS.append(check)
+
+
 def _checked(fit: FitFn) -> FitFn:
-    """``fit`` behind the one check of the method's parameters
-    (:func:`~dpfed_core.methods.comparison.specs.check_parameters_used`): every fit reached through the
-    registry — a run, a compared method, a script's ``run_method`` — refuses a parameter its method would
-    not read, and no system's fit checks again."""
+    """``fit`` behind the checks of :data:`FIT_CHECKS`: every fit reached through the registry — a run, a
+    compared method, a script's ``run_method`` — refuses a parameter its method would not read, and no
+    system's fit checks again."""
     @functools.wraps(fit)
     def checked(dataset, train, config, rng, progress, **kwargs):
-        from .comparison import specs
-
-        specs.check_parameters_used(config)
+        for check in FIT_CHECKS:
+            check(config)
         return fit(dataset, train, config, rng, progress, **kwargs)
 
     checked.checks_parameters = True

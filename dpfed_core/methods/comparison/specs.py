@@ -283,6 +283,12 @@ def check_parameters_used(config) -> None:
                           param="prototype_params")
 
 
+def _fit_check(config) -> None:
+    """The registry's check before every fit: :func:`check_parameters_used`, looked up when it runs (one name
+    to replace for the whole engine)."""
+    check_parameters_used(config)
+
+
 def _check_pals(config) -> None:
     check_parameters_used(config)
     check_output_perturbation_ridge(config)
@@ -290,8 +296,9 @@ def _check_pals(config) -> None:
 
 def register() -> None:
     """Register every comparison method (the implementations load when fitted)."""
-    from dpfed_core.methods.registry import MethodSpec, register_method
+    from dpfed_core.methods.registry import MethodSpec, add_fit_check, register_method
 
+    add_fit_check(_fit_check)  # every fit through the registry, these systems' and the others'
     for name, (label, desc) in _BASELINES.items():
         register_method(MethodSpec(name, _lazy("friedman", "_make_fit", name, False), label, PrivacyModel.NON_PRIVATE,
                                    desc, detail="trusted central curator holds all ratings",
