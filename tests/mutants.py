@@ -8009,7 +8009,6 @@ def run(mutants, jobs: int = 1) -> int:
         if stale:
             print("STALE mutants (pattern not found exactly once): " + "; ".join(stale))
             return 1
-        targeted = tuple(dict.fromkeys(t for m in mutants for t in m.tests))
         jobs = max(1, min(jobs, len(mutants)))
         local = threading.local()
         lock = threading.Lock()
@@ -8040,7 +8039,7 @@ def run(mutants, jobs: int = 1) -> int:
             t0 = time.perf_counter()
             # the engine compiled, and the tests rewritten by pytest, once for every copy below
             compileall.compile_dir(str(base), quiet=1)
-            files = tuple(dict.fromkeys(t.split("::")[0] for t in targeted))
+            files = tuple(dict.fromkeys(t.split("::")[0] for m in mutants for t in m.tests))
             collect = ForkServer(Path(tmp))
             rc = collect.run(base, files, show_failure=True, write_bytecode=True, args=("--collect-only",))
             collect.close()
