@@ -29,9 +29,8 @@ KINDS = {"all": "everything", "run": "federation runs", "sweep": "trade-off swee
 kind = st.radio("Show", list(KINDS), format_func=KINDS.get, horizontal=True, key="hist_kind")
 try:
     entries = history.list_entries(ds, None if kind == "all" else kind, key=owner)
-except Exception as exc:  # an unreadable store is a message, not a traceback
-    st.error(f"The history store could not be read ({type(exc).__name__}). Its location is set by the "
-             "DPFED_STORE environment variable of the server.", icon=":material/error:")
+except Exception as exc:  # an unreadable store is a message, not a traceback: what failed, where, and the fix
+    st.error(dash.escape_md(history.read_failure(exc)), icon=":material/error:")
     st.stop()
 
 

@@ -7648,7 +7648,7 @@ MUTANTS = (
     Mutant("sread-early-name-charged", ODO, "BudgetOdometer._charged_key",
            "key is None or self.names_no_account(dataset, key)", "key is None", (SREAD_EARLY,)),
     Mutant("sread-early-name-filed-in-the-history", UI_HISTORY, "save",
-           "odo._charged_key(key, odo._secret(create=True), dataset)", "key", (SREAD_EARLY,)),
+           "odo.filing_key(dataset, key)", "key", (SREAD_EARLY,)),
     Mutant("sread-session-keeps-the-early-name", UI_WIDGETS, "owner_key", "not BudgetOdometer.names_no_account(ds, key)",
            "True", (f"{WIDT}::test_the_owner_key_read_before_the_store_has_a_key_is_named_again_after_the_first_charge",)),
     Mutant("sread-register-reads-the-key-twice", ODO, "BudgetOdometer.register", "self._charged_key(key, secret, dataset)",
@@ -7821,6 +7821,17 @@ MUTANTS = (
            "k.strip().replace('-', '_') in lists and ',' in vl", "False", (UNREAD2_CLI_LIST,)),
     Mutant("unread2-cli-list-parameters-not-named", CLI_ARGS, "run_config",
            "{p.name for p in declared if p.kind == 'floats'}", "set()", (UNREAD2_CLI_LIST,)),
+    Mutant("audit-cli-list-parameters-not-named", "dpfed_core/cli/audit_cmd.py", "_params",
+           "p.kind == 'floats'", "False",
+           ("tests/test_intake_lists.py::test_the_audit_reads_a_list_parameter_of_an_audited_method_as_written",)),
+    Mutant("hread-refusal-words-wrapped-as-a-read-failure", "dpfed_core/ui/history.py", "read_failure",
+           "isinstance(exc, DpfedError)", "False",
+           ("tests/test_history_reads.py::test_the_history_page_names_what_failed_and_where_when_the_store_cannot_be_"
+            "read",)),
+    Mutant("fri-zero-share-of-infinite-epsilon-is-nan", "dpfed_core/methods/comparison/friedman.py", "_share",
+           "share == 0", "False",
+           ("tests/test_comparison_friedman.py::test_a_zero_share_is_refused_alike_at_a_finite_and_an_infinite_"
+            "epsilon",)),
 )
 
 

@@ -657,3 +657,16 @@ def test_a_non_private_baseline_is_not_said_to_have_an_epsilon_protecting_one_ra
     said = " ".join(res.extra["notes"])
     assert ("its ε protects one rating" in said) is private
     assert ("no privacy" in said) is (not private)
+
+
+def test_a_zero_share_is_refused_alike_at_a_finite_and_an_infinite_epsilon():
+    """ε = inf is the exact answer for every stage with a share; a stage given none is refused as at a finite ε
+    (inf · 0 would be nan: a noise scale nobody could read)."""
+    R = tiny_ratings()
+    for eps in (math.inf, 1.0):
+        with pytest.raises(fr.ConfigError, match="every stage needs a positive ε share, got 0.0"):
+            FriedmanMF(algorithm="psgd", epsilon=eps, factors=2, split=(0.25, 0, 0.25, 0.25, 0.25),
+                       random_state=0).fit(R)
+    exact = FriedmanMF(algorithm="ge", epsilon=math.inf, split=(0.25, 0.25, 0.25, 0.25, 0), random_state=0).fit(R)
+    clean = fr.exact_global_effects(R)
+    assert np.isfinite(exact.ge_.item_avg).all() and exact.ge_.item_avg.shape == clean.item_avg.shape

@@ -205,3 +205,29 @@ def test_the_history_page_of_a_store_deleted_beside_its_key_names_the_lost_store
     assert_clean(at)
     assert any("deleted or moved" in e.value for e in at.error), [e.value for e in at.error]
     assert not path.exists()
+
+
+def test_the_history_page_names_what_failed_and_where_when_the_store_cannot_be_read(tmp_path, monkeypatch, clinic):
+    from dpfed_core.privacy.store import StoreError
+    from tests.test_app_pages import app, assert_clean
+
+    path = tmp_path / "s.sqlite3"
+    monkeypatch.setenv("DPFED_STORE", str(path))
+    history.charged(clinic, [plan(clinic, 1.0)], lambda: None)
+
+    def locked(*a, **k):
+        raise sqlite3.OperationalError("database is locked")
+
+    monkeypatch.setattr(history, "list_entries", locked)
+    at = app("pages/8_History.py").run()
+    assert_clean(at)
+    said = [e.value.replace("\\", "") for e in at.error]  # as read, without markdown's escapes
+    assert len(said) == 1 and "database is locked (OperationalError)" in said[0] and "s.sqlite3" in said[0], said
+
+    def refused(*a, **k):
+        raise StoreError("the store is damaged; restore it from a backup (--store)")
+
+    monkeypatch.setattr(history, "list_entries", refused)
+    at = app("pages/8_History.py").run()
+    said = [e.value.replace("\\", "") for e in at.error]
+    assert len(said) == 1 and said[0].startswith("the store is damaged; restore it from a backup"), said

@@ -611,3 +611,14 @@ def test_a_blank_between_commas_names_no_entity():
 def test_a_tab_separated_list_with_a_header_is_read_as_ids_and_names():
     lf = parse_list("id\tname\n1\tAspirin\n2\tHeparin\n")
     assert lf.ids == ["1", "2"] and lf.names == ["Aspirin", "Heparin"] and lf.header == "id\tname"
+
+
+def test_the_audit_reads_a_list_parameter_of_an_audited_method_as_written():
+    from argparse import Namespace
+
+    from dpfed_core.cli.audit_cmd import _params
+
+    given = Namespace(methods=["xin-pmd", "dp-prototypes"], param=["values=1,2,3", "support=5"])
+    assert _params(given) == {"values": "1,2,3", "support": 5}
+    with pytest.raises(DpfedError, match="not a number"):  # a list for a method that declares none
+        _params(Namespace(methods=["dp-prototypes"], param=["values=1,2,3"]))

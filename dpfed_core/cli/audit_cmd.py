@@ -113,7 +113,7 @@ def cmd_audit(args) -> int:
 
     # before anything is planned, charged or dry-run
     check_audit_options(list(dict.fromkeys(args.methods)), args.epsilons, delta=args.delta, k=args.k,
-                        prototype_params=parse_params(args.param), targets=args.targets, runs=args.runs,
+                        prototype_params=_params(args), targets=args.targets, runs=args.runs,
                         attacks=args.attacks, confidence=args.confidence, aggregation=args.aggregation,
                         max_dropouts=args.max_dropouts, others=args.others)
     from dpfed_core.audit.targets import check_target_users
@@ -147,7 +147,7 @@ def cmd_audit(args) -> int:
         with reservation_cm as reservation:
             print(_expected_time(args, dataset, entity), flush=True)
             doc = run_audit(dataset, entity, methods=args.methods, epsilons=args.epsilons, delta=args.delta,
-                            k=args.k, prototype_params=parse_params(args.param), targets=args.targets,
+                            k=args.k, prototype_params=_params(args), targets=args.targets,
                             runs=args.runs, attacks=args.attacks, with_v=args.with_v, rank=args.rank,
                             confidence=args.confidence, seed=args.seed, aggregation=args.aggregation,
                             max_dropouts=args.max_dropouts, others=args.others,
@@ -169,6 +169,15 @@ def cmd_audit(args) -> int:
     return 0
 
 
+def _params(args) -> dict:
+    """``--param`` items, a list parameter of any audited method (kind ``floats``) read as its numbers."""
+    from dpfed_core.methods import available_methods, get_method
+
+    lists = {p.name for m in dict.fromkeys(args.methods) if m in available_methods()
+             for p in get_method(m).parameters if p.kind == "floats"}
+    return parse_params(args.param, lists)
+
+
 def _expected_time(args, dataset, entity) -> str:
     """"audit: expected time about 2 min (…)": timed on synthetic data of the entity's shape."""
     from dpfed_core.audit.cost import estimate_for_entity, estimate_phrase
@@ -176,7 +185,7 @@ def _expected_time(args, dataset, entity) -> str:
     est = estimate_for_entity(dataset, entity, methods=args.methods, epsilons=args.epsilons,
                               n_targets=len(args.targets), runs=args.runs, k=args.k, attacks=args.attacks,
                               with_v=args.with_v, rank=args.rank, delta=args.delta,
-                              prototype_params=parse_params(args.param), aggregation=args.aggregation,
+                              prototype_params=_params(args), aggregation=args.aggregation,
                               max_dropouts=args.max_dropouts, power_check=args.power_check is not None,
                               target=args.targets[0])
     return f"audit: expected time {estimate_phrase(est, args.runs)}"

@@ -168,6 +168,11 @@ class BudgetOdometer:
         name finds no account; a charge given it names the account under the store's secret instead."""
         return key == BudgetOdometer._named(None, dataset)
 
+    def filing_key(self, dataset: FederatedDataset, key: str | None = None) -> str:
+        """The account a result of ``dataset`` is kept under: the one its charge registered (see
+        :meth:`_charged_key`), the store's secret created if this is the first write."""
+        return self._charged_key(key, self._secret(create=True), dataset)
+
     def _charged_key(self, key: str | None, secret: bytes | None, dataset: FederatedDataset) -> str:
         """The key a charge registers: the one given, unless none was or it was named before the store had
         a secret (it would charge an account no later process can name)."""

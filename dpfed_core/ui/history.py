@@ -49,6 +49,19 @@ def store_missing() -> bool:
     return not (path.exists() or path.is_symlink() or own_key_left(path) is not None)
 
 
+def read_failure(exc: BaseException) -> str:
+    """What to say when the store could not be read: a refusal of ours in its own words (they name the fix),
+    anything else (a locked or damaged file, a full disk) with its message and the store's location."""
+    from dpfed_core.errors import DpfedError
+    from dpfed_core.privacy.store import resolve_store_path
+
+    if isinstance(exc, DpfedError):
+        return " ".join(str(exc).split())
+    said = " ".join(str(exc).split()) or "no message"
+    return (f"The history store {resolve_store_path(None)} could not be read: {said} ({type(exc).__name__}). "
+            "Its location is set by the DPFED_STORE environment variable of the server.")
+
+
 def owner_key(dataset) -> str:
     """The data owner's key: the name the owner's store gives the whole dataset's account (its content key
     under the store's secret). A read: a store with no secret yet is not given one (a store that does not exist
@@ -156,7 +169,7 @@ def save(dataset, kind: str, doc: dict, result=None, key: str | None = None) -> 
     store, key = owner_store(dataset, key)
     odo = BudgetOdometer(store)
     # filed under the name the charge registered (a name read before the store had a secret finds no one)
-    key = odo._charged_key(key, odo._secret(create=True), dataset)
+    key = odo.filing_key(dataset, key)
     entry_id = RunHistory(store).add(kind, doc, dataset_key=key)
     if kind == "run" and result is not None:
         blob = _pack_run(result)

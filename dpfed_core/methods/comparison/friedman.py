@@ -103,6 +103,14 @@ def _spend(ledger: PrivacyLedger | None, stage: str, mechanism: str, eps: float,
         ledger.spend(CURATOR, stage, mechanism, eps, 0.0, sensitivity, scale, note)
 
 
+def _share(eps: float, share: float) -> float:
+    """A stage's ε: its share of the total; of ε = inf a positive share is inf, a zero share stays 0 (the
+    stage's refusal, as at a finite ε) rather than inf · 0 = nan."""
+    if share == 0:
+        return 0.0
+    return math.inf if math.isinf(eps) else eps * share
+
+
 def _scale(sensitivity: float, eps: float) -> float:
     """Laplace / Gamma scale S/ε; 0 for ε = inf (the exact, non-private answer)."""
     if math.isinf(eps):
@@ -525,7 +533,7 @@ class FriedmanMF:
         split = self._split()
         t0 = time.perf_counter()
         if private:
-            e1, e2, e3, e4, _ = (eps * s for s in split)
+            e1, e2, e3, e4, _ = (_share(eps, s) for s in split)
             self.ge_ = private_global_effects(
                 R, e1, e2, e3, e4, rng, variant=self.variant, beta_m=self.beta_m, beta_u=self.beta_u,
                 r_min=self.r_min, r_max=self.r_max, ledger=ledger)
@@ -538,7 +546,7 @@ class FriedmanMF:
         self.Q_ = np.zeros((R.n_items, d))
         if self.algorithm == "ge":
             return self
-        eps_mf = eps * split[4] if private and not clean_mf else math.inf
+        eps_mf = _share(eps, split[4]) if private and not clean_mf else math.inf
         Rt = clamp_residuals(R, self.ge_, self.B) if private else R.with_values(
             R.values - self.ge_.item_avg[R.items] - self.ge_.user_avg[R.users])
         t0 = time.perf_counter()
