@@ -1083,6 +1083,9 @@ UNREAD_POPULARITY = f"{UNREAD_T}::test_dp_popularity_reads_its_holdout_evidence_
 UNREAD_ROUND2 = f"{UNREAD_T}::test_a_summable_methods_round_2_setting_is_refused_without_the_local_blend"
 UNREAD_LSH = f"{UNREAD_T}::test_the_lsh_tree_settings_are_refused_unless_the_candidates_come_from_the_lsh_coreset"
 
+COMPARED_SETTINGS = ("tests/test_protocol.py::test_a_compared_method_gets_only_the_settings_it_uses_and_is_checked_"
+                     "with_them_before_the_run")
+
 MUTANTS = (
     # the dashboard's pages (scripts: edited at module level) and the method catalogue they show. What a
     # page gets wrong, a reader takes as the product's word: the list of another length or user, the
@@ -2445,14 +2448,14 @@ MUTANTS = (
            "check_counts(method, config.server_weighting)", "None",
            ("tests/test_protocol.py::test_a_summable_release_asked_to_weight_prototypes_is_refused_before_any_share",)),
     # a prototype run weighting by counts fails on its first summable reference (dp-popularity by default)
-    Mutant("compared-summable-keeps-the-runs-weighting", EXPERIMENTS, "run_method",
-           "not spec.uses_k and config.server_weighting != 'none'", "False",
+    Mutant("compared-summable-keeps-the-runs-weighting", EXPERIMENTS, "unused_settings_dropped",
+           "not get_method(config.method).uses_k and config.server_weighting != 'none'", "False",
            ("tests/test_protocol.py::test_a_summable_release_asked_to_weight_prototypes_is_refused_before_any_share",)),
     Mutant("report-states-a-weighting-of-prototypes-never-sent", RSECTIONS, "_parameters",
            "cfg.pop('server_weighting', None)", "None",
            ("tests/test_report.py::test_parameters_omit_k_for_a_method_that_takes_none_and_the_default_k_is_not_read_off_"
             "the_data",)),
-    Mutant("summable-weighting-refused-only-after-the-budget-is-charged", SERVICE, "check_run",
+    Mutant("summable-weighting-refused-only-after-the-budget-is-charged", SERVICE, "_check_method",
            "check_counts(method, config.server_weighting)", "None",
            ("tests/test_protocol.py::test_a_summable_release_asked_to_weight_prototypes_is_refused_before_any_share",)),
     Mutant("cr-cr-lf-read-as-two-line-ends", TABLES, "read_table", "b'\\r\\r\\n' in text_head", "False",
@@ -6309,11 +6312,11 @@ MUTANTS = (
     Mutant("ridge-pals-check-lets-zero-through", "dpfed_core/methods/comparison/specs.py",
            "check_output_perturbation_ridge", "not lam > 0", "lam < 0", (RIDGE_REFUSED,)),
     Mutant("ridge-compared-method-not-checked", "dpfed_core/evaluation/service.py", "check_run",
-           "m in compared and get_method(m).check is not None", "False", (RIDGE_REFUSED,)),
+           "[config, *compared.values()]", "[config]", (RIDGE_REFUSED, COMPARED_SETTINGS)),
     Mutant("check-run-compared-method-at-the-runs-settings", "dpfed_core/evaluation/service.py", "check_run",
            "compared_config(dataset, config, m)", "config.replace(method=m)",
            ("tests/test_budget_releases.py::test_a_compared_dp_method_needs_a_declared_federation_too",)),
-    Mutant("ridge-method-check-skipped", "dpfed_core/evaluation/service.py", "check_run",
+    Mutant("ridge-method-check-skipped", "dpfed_core/evaluation/service.py", "_check_method",
            "spec.check is not None", "False", (RIDGE_REFUSED,)),
     Mutant("ridge-pals-estimator-fits-without-ridge", "dpfed_core/methods/comparison/friedman.py",
            "FriedmanMF._validate", "self.algorithm == 'pals' and not self.lam > 0", "False",
@@ -7711,7 +7714,7 @@ MUTANTS = (
            "('holdout_evidence',))",
            "('local_blend', False, 'ranks every user by the plain DP popularity list unless local_blend is on', "
            "('holdout_evidence',))", (UNREAD_POPULARITY,)),
-    Mutant("unread-check-skipped-for-federated-methods", SERVICE, "check_run", "check_parameters_used(config)",
+    Mutant("unread-check-skipped-for-federated-methods", SERVICE, "_check_method", "check_parameters_used(config)",
            "None", (UNREAD_POPULARITY,)),
     Mutant("unread-als-round-2-settings-read-without-the-blend", SPECS, MODULE,
            "('local_blend', True, 'fits every user on the broadcast factors alone unless local_blend is on', "
@@ -7832,6 +7835,12 @@ MUTANTS = (
            "share == 0", "False",
            ("tests/test_comparison_friedman.py::test_a_zero_share_is_refused_alike_at_a_finite_and_an_infinite_"
             "epsilon",)),
+    Mutant("compared-method-handed-the-runs-dropouts", EXPERIMENTS, "unused_settings_dropped",
+           "config.max_dropouts and not (is_summable(config.method) and config.aggregation == 'secure')", "False",
+           (COMPARED_SETTINGS,)),
+    Mutant("compared-method-handed-every-setting-of-the-run", "dpfed_core/evaluation/defaults.py", "compared_config",
+           "unused_settings_dropped(base.replace(method=method))", "base.replace(method=method)",
+           (COMPARED_SETTINGS,)),
 )
 
 

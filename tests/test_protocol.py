@@ -401,3 +401,34 @@ def test_a_release_of_another_shape_is_refused_naming_the_method_before_the_serv
         with pytest.raises(ConfigError, match=f"prototype method 'krandom' sent entity 'north' {said}") as exc:
             FederatedRecommender("krandom", k=4, rank=2, random_state=0).fit(small)
         assert exc.value.param == "method" and not fitted
+
+
+def test_a_compared_method_gets_only_the_settings_it_uses_and_is_checked_with_them_before_the_run(small,
+                                                                                                  monkeypatch):
+    from dpfed_core.data.loaders import load_data
+    from dpfed_core.errors import ConfigError
+    from dpfed_core.evaluation import defaults
+    from dpfed_core.evaluation.defaults import compared_config, default_config
+    from dpfed_core.evaluation.service import check_run
+
+    ds = load_data("sample:clinic")
+    secure = default_config(ds, "dp-cooccurrence").replace(aggregation="secure", max_dropouts=1)
+    assert compared_config(ds, secure, "dp-popularity").max_dropouts == 1  # a secure sum of its own
+    assert compared_config(ds, secure, "dp-prototypes").max_dropouts == 0
+    assert compared_config(ds, secure, "central").max_dropouts == 0
+    weighted = default_config(ds, "dp-gaussian").replace(server_weighting="counts")
+    assert compared_config(ds, weighted, "kmeans").server_weighting == "counts"
+    assert compared_config(ds, weighted, "dp-cooccurrence").server_weighting == "none"
+    check_run(ds, secure, ["dp-prototypes", "dp-popularity", "central"])
+    check_run(ds, weighted, ["dp-cooccurrence", "kmeans"])
+    # each compared configuration is checked as the run's own is, before anything runs or is charged
+    monkeypatch.setattr(defaults, "compared_config", lambda d, b, m: b.replace(method=m))
+    with pytest.raises(ConfigError, match="dp-cooccurrence is a summable release and sends no prototypes to weight"):
+        check_run(ds, weighted, ["dp-cooccurrence"])
+    with pytest.raises(ConfigError, match="max_dropouts = 1 applies to the secure aggregation of a summable method"):
+        check_run(ds, secure, ["dp-prototypes"])
+    monkeypatch.undo()
+    # and a compared run records the settings it ran with
+    docs = run_comparison(small, RunConfig(method="dp-popularity", rank=2, epsilon=1.0, aggregation="secure",
+                                           max_dropouts=1, simulation=True, seed=0), ["kmeans"])
+    assert docs["dp-popularity"]["config"]["max_dropouts"] == 1 and docs["kmeans"]["config"]["max_dropouts"] == 0

@@ -136,11 +136,14 @@ def compared_config(ds: FederatedDataset, base: RunConfig, method: str) -> RunCo
     """``base``'s settings for ``method`` compared with it on the same split (``run --compare``, the
     Evaluate page): a DP method compared with a run that spends no ε (kmeans, popularity …, whose ε is
     ∞) runs at the default ε and δ of :func:`default_config` — the ones ``--epsilon``'s help and the
-    Federate page state — never at ∞, which would release without noise under a DP method's name."""
+    Federate page state — never at ∞, which would release without noise under a DP method's name. A
+    setting of ``base`` the method has no use for is not handed on
+    (:func:`~dpfed_core.evaluation.experiments.unused_settings_dropped`)."""
+    from dpfed_core.evaluation.experiments import unused_settings_dropped
     from dpfed_core.methods import METHODS, available_methods
 
     available_methods()
-    config = base.replace(method=method)
+    config = unused_settings_dropped(base.replace(method=method))
     if METHODS[method].uses_epsilon and not METHODS[base.method].uses_epsilon:
         default = default_config(ds, method)
         config = config.replace(epsilon=default.epsilon, delta=default.delta)

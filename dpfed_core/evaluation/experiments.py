@@ -163,6 +163,19 @@ def result_document(dataset: FederatedDataset, config: RunConfig, spec, metrics:
     }
 
 
+def unused_settings_dropped(config: RunConfig) -> RunConfig:
+    """``config`` as its method runs and records it: a setting the method has no use for (inherited from
+    the run it is compared with) at its neutral value — no weighting for a method that sends no
+    prototypes, no dropouts for a method without a secure sum."""
+    from dpfed_core.federation.protocol import is_summable
+
+    if not get_method(config.method).uses_k and config.server_weighting != "none":
+        config = config.replace(server_weighting="none")
+    if config.max_dropouts and not (is_summable(config.method) and config.aggregation == "secure"):
+        config = config.replace(max_dropouts=0)
+    return config
+
+
 def run_method(
     dataset: FederatedDataset,
     config: RunConfig,
@@ -176,9 +189,7 @@ def run_method(
     if not spec.uses_epsilon and math.isfinite(config.epsilon):
         # A non-private method has no budget: record ε = inf rather than a number it ignored.
         config = config.replace(epsilon=math.inf)
-    if not spec.uses_k and config.server_weighting != "none":
-        # a method that sends no prototypes (a comparison of a run that weights them) records no weighting
-        config = config.replace(server_weighting="none")
+    config = unused_settings_dropped(config)
     progress = progress or _noop
     t0 = time.perf_counter()
     split = make_split(dataset, config) if split is None else split

@@ -42,12 +42,7 @@ def check_run(dataset: FederatedDataset, config: RunConfig, compare: Iterable[st
     (:func:`~dpfed_core.evaluation.experiments.check_declared_federation`). The configuration's own
     values were checked when it was made (:class:`~dpfed_core.config.RunConfig` cannot exist invalid),
     so no later step re-checks them."""
-    import scipy.sparse as sp
-
-    from dpfed_core.errors import ConfigError, DpfedError
     from dpfed_core.evaluation.experiments import check_declared_federation
-    from dpfed_core.federation.protocol import FederatedRecommender, build_method, check_counts, is_summable
-    from dpfed_core.methods.comparison.specs import check_parameters_used
 
     compare = check_methods(compare, compare_param)
     from dpfed_core.evaluation.budget import check_gaussian_delta
@@ -61,6 +56,21 @@ def check_run(dataset: FederatedDataset, config: RunConfig, compare: Iterable[st
         budgets.setdefault((c.epsilon, c.delta), []).append(c.method)
     for (epsilon, delta), methods in budgets.items():
         check_gaussian_delta(methods, epsilon, delta)
+    for c in [config, *compared.values()]:  # a compared method runs with the settings it inherits
+        _check_method(dataset, c)
+    for m in dict.fromkeys([config.method, *compare]):
+        check_declared_federation(dataset, compared.get(m, config))
+
+
+def _check_method(dataset: FederatedDataset, config: RunConfig) -> None:
+    """``config``'s method against its own settings and the data's public shape: its declared parameters,
+    and a federated method built by the one factory (its bounds, counts and public-shape rule)."""
+    import scipy.sparse as sp
+
+    from dpfed_core.errors import ConfigError, DpfedError
+    from dpfed_core.federation.protocol import FederatedRecommender, build_method, check_counts, is_summable
+    from dpfed_core.methods.comparison.specs import check_parameters_used
+
     spec = get_method(config.method)
     if config.max_dropouts and (config.aggregation != "secure" or not is_summable(config.method)):
         # dropouts are what a secure sum tolerates; a run without one has nothing to tolerate them
@@ -93,10 +103,6 @@ def check_run(dataset: FederatedDataset, config: RunConfig, compare: Iterable[st
             given = ", ".join(f"{k}={v}" for k, v in config.params.items()) or "none given"
             raise ConfigError(f"parameters of {config.method} ({given}): an unusable value ({exc})",
                               param="prototype_params") from None
-    for m in dict.fromkeys([config.method, *compare]):
-        check_declared_federation(dataset, compared.get(m, config))
-        if m in compared and get_method(m).check is not None:
-            get_method(m).check(compared[m])
 
 
 def no_test_users_warning(dataset: FederatedDataset, config: RunConfig) -> str | None:
