@@ -1086,6 +1086,9 @@ UNREAD_LSH = f"{UNREAD_T}::test_the_lsh_tree_settings_are_refused_unless_the_can
 COMPARED_SETTINGS = ("tests/test_protocol.py::test_a_compared_method_gets_only_the_settings_it_uses_and_is_checked_"
                      "with_them_before_the_run")
 
+HREAD_DELETE = ("tests/test_history_reads.py::test_deleting_a_result_removes_its_arrays_and_adds_no_table_to_a_store_"
+                "that_kept_none")
+
 MUTANTS = (
     # the dashboard's pages (scripts: edited at module level) and the method catalogue they show. What a
     # page gets wrong, a reader takes as the product's word: the list of another length or user, the
@@ -7841,6 +7844,12 @@ MUTANTS = (
     Mutant("compared-method-handed-every-setting-of-the-run", "dpfed_core/evaluation/defaults.py", "compared_config",
            "unused_settings_dropped(base.replace(method=method))", "base.replace(method=method)",
            (COMPARED_SETTINGS,)),
+    Mutant("hread-delete-assumes-the-arrays-table", "dpfed_core/ui/history.py", "delete",
+           "con.execute(\"SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'dashboard_arrays'\").fetchone()",
+           "True", (HREAD_DELETE,)),
+    Mutant("hread-delete-leaves-the-arrays", "dpfed_core/ui/history.py", "delete",
+           "con.execute('DELETE FROM dashboard_arrays WHERE history_id = ?', (int(entry_id),))", "None",
+           (HREAD_DELETE,)),
 )
 
 

@@ -231,3 +231,20 @@ def test_the_history_page_names_what_failed_and_where_when_the_store_cannot_be_r
     at = app("pages/8_History.py").run()
     said = [e.value.replace("\\", "") for e in at.error]
     assert len(said) == 1 and said[0].startswith("the store is damaged; restore it from a backup"), said
+
+
+def test_deleting_a_result_removes_its_arrays_and_adds_no_table_to_a_store_that_kept_none(tmp_path, monkeypatch,
+                                                                                        clinic):
+    path = tmp_path / "s.sqlite3"
+    monkeypatch.setenv("DPFED_STORE", str(path))
+    history.charged(clinic, [plan(clinic, 1.0)], lambda: None)
+    key = history.owner_key(clinic)
+    sweep = history.save(clinic, "sweep", SWEEP_DOC, key=key)
+    before = tables(path)
+    assert "dashboard_arrays" not in before
+    assert history.delete(clinic, sweep, key=key)
+    assert tables(path) == before and history.list_entries(clinic, key=key) == []
+    run = history.save(clinic, "run", RUN_DOC, factors_result(1), key=key)
+    assert history.delete(clinic, run, key=key)
+    with sqlite3.connect(path) as con:
+        assert con.execute("SELECT COUNT(*) FROM dashboard_arrays").fetchone() == (0,)

@@ -230,8 +230,9 @@ def delete(dataset, entry_id: int, key: str | None = None) -> bool:
     store, key = owner_store(dataset, key)
     RunHistory(store).delete(int(entry_id))
     with store.write() as con:
-        con.execute(_ARRAYS)
-        con.execute("DELETE FROM dashboard_arrays WHERE history_id = ?", (int(entry_id),))
+        # a store that never kept a run's arrays has nothing to delete: it is left without the table
+        if con.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'dashboard_arrays'").fetchone():
+            con.execute("DELETE FROM dashboard_arrays WHERE history_id = ?", (int(entry_id),))
     return True
 
 
