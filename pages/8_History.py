@@ -19,7 +19,7 @@ ds = ui.require_dataset()
 try:
     owner = ui.owner_key()
 except DpfedError as exc:  # a store that cannot be read (deleted beside its key, damaged): its own words and fix
-    st.error(dash.escape_md(" ".join(str(exc).split())), icon=":material/error:")
+    st.error(dash.escape_md(history.read_failure(exc)), icon=":material/error:")
     st.stop()
 st.caption(f"Results computed on this dataset ({dash.escape_md(ds.name)}, key {owner[:12]}…), newest first. "
            "They are kept in the store file on this server (the privacy odometer's file) and survive a "

@@ -9,6 +9,7 @@ import math
 import os
 import re
 
+from collections.abc import Iterable
 from pathlib import Path
 
 from dpfed_core.config import MAX_K, MAX_LAM, MAX_RANK, MAX_SEED, RunConfig, check_epsilon
@@ -300,6 +301,15 @@ def seed_int(text: str) -> int:
     return v
 
 
+def list_params(methods: Iterable[str]) -> set[str]:
+    """The list parameters (kind ``floats``) the named methods declare, for :func:`parse_params` (a name
+    that is no method declares none: its refusal is given where the method is looked up)."""
+    from dpfed_core.methods import available_methods, get_method
+
+    return {p.name for m in dict.fromkeys(methods) if m in available_methods()
+            for p in get_method(m).parameters if p.kind == "floats"}
+
+
 def parse_params(items: list[str], lists: frozenset[str] | set[str] = frozenset()) -> dict:
     """``--param KEY=VALUE`` items as a dict of Python values. ``lists``: the method's list parameters
     (kind ``floats``), whose comma-separated value is kept as written for the parameter to read as its
@@ -495,7 +505,7 @@ def run_config(args, dataset) -> RunConfig:
 
     if args.method is None:
         args.method = default_method()
-    from dpfed_core.methods import available_methods, get_method
+    from dpfed_core.methods import available_methods
 
     base = default_config(dataset, args.method if args.method in available_methods() else None)
 
@@ -503,8 +513,7 @@ def run_config(args, dataset) -> RunConfig:
         v = getattr(args, name, None)
         return fallback if v is None else v
 
-    declared = get_method(args.method).parameters if args.method in available_methods() else ()
-    params = parse_params(args.param, {p.name for p in declared if p.kind == "floats"})
+    params = parse_params(args.param, list_params([args.method]))
     n_jobs = params.pop("n_jobs", 1)
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
     if isinstance(n_jobs, int) and not isinstance(n_jobs, bool) and n_jobs > cores:

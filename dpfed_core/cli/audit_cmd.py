@@ -8,8 +8,9 @@ from dpfed_core.audit.defaults import (ATTACK_LABELS, DEFAULT_ATTACKS, DEFAULT_E
                                       DEFAULT_TARGETS)
 from dpfed_core.cli import args as cli_args
 from dpfed_core.cli import budget_cmd
-from dpfed_core.cli.args import (COMMAND_HELP, add_data_args, add_store_args, finite_float, float_list, load_dataset,
-                                 name_list, parse_params, positive_whole_number, seed_int, shrink_factor, whole_number)
+from dpfed_core.cli.args import (COMMAND_HELP, add_data_args, add_store_args, finite_float, float_list, list_params,
+                                 load_dataset, name_list, parse_params, positive_whole_number, seed_int, shrink_factor,
+                                 whole_number)
 
 
 EPILOG = """\
@@ -112,8 +113,9 @@ def cmd_audit(args) -> int:
     from dpfed_core.audit.membership import check_audit_options, is_summable
 
     # before anything is planned, charged or dry-run
+    params = parse_params(args.param, list_params(args.methods))
     check_audit_options(list(dict.fromkeys(args.methods)), args.epsilons, delta=args.delta, k=args.k,
-                        prototype_params=_params(args), targets=args.targets, runs=args.runs,
+                        prototype_params=params, targets=args.targets, runs=args.runs,
                         attacks=args.attacks, confidence=args.confidence, aggregation=args.aggregation,
                         max_dropouts=args.max_dropouts, others=args.others)
     from dpfed_core.audit.targets import check_target_users
@@ -126,7 +128,7 @@ def cmd_audit(args) -> int:
     if args.dry_run:
         code = budget_cmd.dry_run(args, dataset, plans, f"membership audit of entity {args.entity!r} "
                                   f"({', '.join(args.methods)})")
-        print(_expected_time(args, dataset, entity))
+        print(_expected_time(args, dataset, entity, params))
         return code
     odometer, history, key = budget_cmd.open_store(args, dataset, plans)
     reservation_cm = budget_cmd.charge(odometer, dataset, plans, args.allow_non_private, key)
@@ -145,9 +147,9 @@ def cmd_audit(args) -> int:
 
     try:
         with reservation_cm as reservation:
-            print(_expected_time(args, dataset, entity), flush=True)
+            print(_expected_time(args, dataset, entity, params), flush=True)
             doc = run_audit(dataset, entity, methods=args.methods, epsilons=args.epsilons, delta=args.delta,
-                            k=args.k, prototype_params=_params(args), targets=args.targets,
+                            k=args.k, prototype_params=params, targets=args.targets,
                             runs=args.runs, attacks=args.attacks, with_v=args.with_v, rank=args.rank,
                             confidence=args.confidence, seed=args.seed, aggregation=args.aggregation,
                             max_dropouts=args.max_dropouts, others=args.others,
@@ -169,23 +171,14 @@ def cmd_audit(args) -> int:
     return 0
 
 
-def _params(args) -> dict:
-    """``--param`` items, a list parameter of any audited method (kind ``floats``) read as its numbers."""
-    from dpfed_core.methods import available_methods, get_method
-
-    lists = {p.name for m in dict.fromkeys(args.methods) if m in available_methods()
-             for p in get_method(m).parameters if p.kind == "floats"}
-    return parse_params(args.param, lists)
-
-
-def _expected_time(args, dataset, entity) -> str:
+def _expected_time(args, dataset, entity, params: dict) -> str:
     """"audit: expected time about 2 min (…)": timed on synthetic data of the entity's shape."""
     from dpfed_core.audit.cost import estimate_for_entity, estimate_phrase
 
     est = estimate_for_entity(dataset, entity, methods=args.methods, epsilons=args.epsilons,
                               n_targets=len(args.targets), runs=args.runs, k=args.k, attacks=args.attacks,
                               with_v=args.with_v, rank=args.rank, delta=args.delta,
-                              prototype_params=_params(args), aggregation=args.aggregation,
+                              prototype_params=params, aggregation=args.aggregation,
                               max_dropouts=args.max_dropouts, power_check=args.power_check is not None,
                               target=args.targets[0])
     return f"audit: expected time {estimate_phrase(est, args.runs)}"

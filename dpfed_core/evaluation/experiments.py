@@ -163,15 +163,21 @@ def result_document(dataset: FederatedDataset, config: RunConfig, spec, metrics:
     }
 
 
+def has_secure_sum(config: RunConfig) -> bool:
+    """Whether the run's releases are summed securely (a summable method under secure aggregation): the
+    only runs ``max_dropouts`` applies to."""
+    from dpfed_core.federation.protocol import is_summable
+
+    return is_summable(config.method) and config.aggregation == "secure"
+
+
 def unused_settings_dropped(config: RunConfig) -> RunConfig:
     """``config`` as its method runs and records it: a setting the method has no use for (inherited from
     the run it is compared with) at its neutral value — no weighting for a method that sends no
     prototypes, no dropouts for a method without a secure sum."""
-    from dpfed_core.federation.protocol import is_summable
-
     if not get_method(config.method).uses_k and config.server_weighting != "none":
         config = config.replace(server_weighting="none")
-    if config.max_dropouts and not (is_summable(config.method) and config.aggregation == "secure"):
+    if config.max_dropouts and not has_secure_sum(config):
         config = config.replace(max_dropouts=0)
     return config
 

@@ -68,11 +68,12 @@ def _check_method(dataset: FederatedDataset, config: RunConfig) -> None:
     import scipy.sparse as sp
 
     from dpfed_core.errors import ConfigError, DpfedError
+    from dpfed_core.evaluation.experiments import has_secure_sum
     from dpfed_core.federation.protocol import FederatedRecommender, build_method, check_counts, is_summable
     from dpfed_core.methods.comparison.specs import check_parameters_used
 
     spec = get_method(config.method)
-    if config.max_dropouts and (config.aggregation != "secure" or not is_summable(config.method)):
+    if config.max_dropouts and not has_secure_sum(config):
         # dropouts are what a secure sum tolerates; a run without one has nothing to tolerate them
         from dpfed_core.federation.summable import SUMMABLE_METHODS
 

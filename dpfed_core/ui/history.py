@@ -211,14 +211,20 @@ def load(dataset, entry_id: int, key: str | None = None) -> dict | None:
     # a read: works on a store this process cannot write, waits for no charge, creates no table (a store whose
     # results all came from the command line has none, and its runs reopen from their documents)
     with store.read() as con:
-        kept = con.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'dashboard_arrays'").fetchone()
-        row = None if kept is None else con.execute(
-            "SELECT arrays FROM dashboard_arrays WHERE history_id = ?", (int(entry_id),)).fetchone()
+        row = con.execute("SELECT arrays FROM dashboard_arrays WHERE history_id = ?",
+                          (int(entry_id),)).fetchone() if _kept_arrays(con) else None
     if row is not None:
         with np.load(io.BytesIO(row[0]), allow_pickle=False) as z:
             arrays = {k: z[k] for k in z.files}
     return {"kind": d["kind"], "label": d.get("title", ""), "created": d.get("created", ""),
             "config": d["config"], "doc": _restore_inf(d["document"]), "arrays": arrays}
+
+
+def _kept_arrays(con) -> bool:
+    """Whether the store has the dashboard's arrays table: one whose results all came from the command line
+    has none (made by the first run the dashboard keeps)."""
+    return con.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'dashboard_arrays'"
+                       ).fetchone() is not None
 
 
 def delete(dataset, entry_id: int, key: str | None = None) -> bool:
@@ -231,7 +237,7 @@ def delete(dataset, entry_id: int, key: str | None = None) -> bool:
     RunHistory(store).delete(int(entry_id))
     with store.write() as con:
         # a store that never kept a run's arrays has nothing to delete: it is left without the table
-        if con.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'dashboard_arrays'").fetchone():
+        if _kept_arrays(con):
             con.execute("DELETE FROM dashboard_arrays WHERE history_id = ?", (int(entry_id),))
     return True
 
