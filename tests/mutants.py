@@ -1086,6 +1086,9 @@ UNREAD_LSH = f"{UNREAD_T}::test_the_lsh_tree_settings_are_refused_unless_the_can
 COMPARED_SETTINGS = ("tests/test_protocol.py::test_a_compared_method_gets_only_the_settings_it_uses_and_is_checked_"
                      "with_them_before_the_run")
 
+DSHARE_INDEX = (f"{REPLY_TESTS}::test_accepting_replies_at_one_index_or_outside_the_run_are_refused_before_any_"
+                "share")
+DSHARE_INDEX_RUN = f"{REPLY_TESTS}::test_a_site_accepting_at_another_sites_index_ends_the_run_at_the_decisions"
 HREAD_DELETE = ("tests/test_history_reads.py::test_deleting_a_result_removes_its_arrays_and_adds_no_table_to_a_store_"
                 "that_kept_none")
 
@@ -7849,6 +7852,19 @@ MUTANTS = (
     Mutant("hread-delete-leaves-the-arrays", "dpfed_core/ui/history.py", "delete",
            "con.execute('DELETE FROM dashboard_arrays WHERE history_id = ?', (int(entry_id),))", "None",
            (HREAD_DELETE,)),
+    Mutant("dindex-decisions-never-checked-for-their-places", SERVER, "_Run.site_decisions",
+           "self.misplaced_indices(in_order)", "''", (DSHARE_INDEX, DSHARE_INDEX_RUN)),
+    Mutant("dindex-two-names-at-one-index-kept", SERVER, "_Run.misplaced_indices", "len(names) > 1",
+           "len(names) > 2", (DSHARE_INDEX, DSHARE_INDEX_RUN)),
+    Mutant("dindex-index-past-the-last-entity-kept", SERVER, "_Run.misplaced_indices", "0 <= idx < self.n_entities",
+           "0 <= idx <= self.n_entities", (DSHARE_INDEX,)),
+    Mutant("dindex-negative-index-kept", SERVER, "_Run.misplaced_indices", "0 <= idx < self.n_entities",
+           "idx < self.n_entities", (DSHARE_INDEX,)),
+    Mutant("dindex-boolean-index-kept", SERVER, "_Run.misplaced_indices", "isinstance(idx, bool)", "False",
+           (DSHARE_INDEX,)),
+    Mutant("dindex-refusing-sites-index-read", SERVER, "_Run.misplaced_indices",
+           "str(meta['decision']) != 'accepted' or 'index' not in meta.keys()", "'index' not in meta.keys()",
+           (DSHARE_INDEX,)),
 )
 
 

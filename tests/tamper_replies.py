@@ -18,7 +18,7 @@ import numpy as np
 #: What the tampered site sends: each a bad reply the server must name.
 KINDS = ("wide", "nan", "flat", "cube", "counts-long", "counts-inf", "other-entity", "bad-ledger",
          "foreign-ledger", "share-long", "catalogue-short", "round2-index", "no-meta", "no-decision",
-         "same-entity", "masked-negative", "masked-modulus", "masked-float")
+         "same-entity", "same-index", "masked-negative", "masked-modulus", "masked-float")
 
 #: The masked-vector kinds: the site's masked share (after SecAgg+'s masking) with its first entry made
 #: negative, equal to the modulus, or the whole share made fractional.
@@ -79,6 +79,10 @@ def _install() -> None:
         if (meta is not None and kind == "same-entity" and str(meta.get("entity", "")) == _site()
                 and asked is not None and asked.metadata.message_type == "query.policy"):
             content["meta"] = ConfigRecord({**dict(meta), "entity": "clinic A"})
+            return real_message(content, *args, **kwargs)
+        if (meta is not None and kind == "same-index" and str(meta.get("entity", "")) == _site()
+                and asked is not None and asked.metadata.message_type == "query.policy"):
+            content["meta"] = ConfigRecord({**dict(meta), "index": 0})
             return real_message(content, *args, **kwargs)
         if meta is not None and kind == "no-decision" and str(meta.get("entity", "")) == _site():
             content["meta"] = ConfigRecord({**dict(meta), "decision": "maybe"})

@@ -279,6 +279,16 @@ def test_two_sites_accepting_as_one_entity_end_the_run_at_the_decisions_and_ever
     assert written == []
 
 
+def test_a_site_accepting_at_another_sites_index_ends_the_run_at_the_decisions(monkeypatch):
+    """clinic B's decision gives clinic A's index: its share would take clinic A's place in the run. The run
+    stops before any share, naming both entities and the index, and every accepting site withdraws."""
+    message, written = tampered_run(monkeypatch, "same-index", KMEANS)
+    assert ("site policy decisions: entities 'clinic A', 'clinic B' accepted at the same index 0 (give every "
+            "SuperNode its own shard); nothing was released by any site; 3 of the 3 site(s) that accepted gave "
+            "their charge back") in message, message
+    assert written == []
+
+
 def deciding_run(monkeypatch) -> tuple:
     """A server run at its decision step, without a grid: ``(run, nodes told to withdraw, a reply maker)``;
     set ``run.transport.send_and_receive`` to hand it the replies."""
@@ -304,7 +314,7 @@ def test_two_accepting_replies_under_one_entity_are_refused_before_either_is_rec
     t = run.transport
 
     def decision(node, entity, word="accepted"):
-        return _reply(node, {"meta": {"entity": entity, "decision": word, "rule": "", "message": "", "index": node}})
+        return _reply(node, {"meta": {"entity": entity, "decision": word, "rule": "", "message": "", "index": node - 5}})
 
     t.send_and_receive = lambda msgs, timeout: [decision(7, "clinic A"), decision(5, "clinic B"),
                                                 decision(6, "clinic A")]
@@ -320,6 +330,48 @@ def test_two_accepting_replies_under_one_entity_are_refused_before_either_is_rec
     with pytest.raises(DeploymentRunError, match=r"1 of 3 site\(s\) refused the run"):
         run.site_decisions([5, 6, 7])
     assert sorted(told) == [5, 7]
+
+
+def test_accepting_replies_at_one_index_or_outside_the_run_are_refused_before_any_share(monkeypatch):
+    """Two names at one entity index (or an index the run does not have) would be fitted into one row of V
+    and charged, and found only after every site had released: the run stops at the decisions, every
+    accepting site is told to withdraw, and no node is recorded."""
+    from dpfed_core.deployment.server_app import DeploymentRunError
+
+    run, told, _reply = deciding_run(monkeypatch)
+    t = run.transport
+
+    def decision(node, entity, index, word="accepted"):
+        return _reply(node, {"meta": {"entity": entity, "decision": word, "rule": "", "message": "",
+                                      "index": index}})
+
+    t.send_and_receive = lambda msgs, timeout: [decision(5, "clinic A", 0), decision(6, "clinic B", 1),
+                                                decision(7, "clinic C", 1)]
+    with pytest.raises(DeploymentRunError, match="site policy decisions: entities 'clinic B', 'clinic C' accepted "
+                                                 r"at the same index 1 \(give every SuperNode its own shard\); "
+                                                 "nothing was released") as err:
+        run.site_decisions([5, 6, 7])
+    assert sorted(told) == [5, 6, 7] and err.value.ledger_rows == 0
+    assert t.entity_of_node == {} and t.index_of_node == {}
+    for index in (3, -1, True, 1.0):
+        told.clear()
+        t.send_and_receive = lambda msgs, timeout: [decision(5, "clinic A", 0), decision(6, "clinic B", 1),
+                                                    decision(7, "clinic C", index)]
+        with pytest.raises(DeploymentRunError, match=f"node 7 accepted as entity 'clinic C' at index {index!r}, "
+                                                     r"not one of 0…2"):
+            run.site_decisions([5, 6, 7])
+        assert sorted(told) == [5, 6, 7]
+    # a refusing site's index is not read (it takes no place in the run); the others' indices are all kept
+    told.clear()
+    t.send_and_receive = lambda msgs, timeout: [decision(5, "clinic A", 0), decision(6, "clinic B", 1),
+                                                decision(7, "clinic C", 1, "refused")]
+    with pytest.raises(DeploymentRunError, match=r"1 of 3 site\(s\) refused the run"):
+        run.site_decisions([5, 6, 7])
+    assert sorted(told) == [5, 6]
+    t.send_and_receive = lambda msgs, timeout: [decision(5, "clinic A", 0), decision(6, "clinic B", 1),
+                                                decision(7, "clinic C", 2)]
+    assert [d["entity"] for d in run.site_decisions([5, 6, 7])] == ["clinic A", "clinic B", "clinic C"]
+    assert t.index_of_node == {5: 0, 6: 1, 7: 2}
 
 
 def test_a_silent_site_beside_a_reply_without_a_decision_ends_the_run_naming_the_silent_site(monkeypatch):

@@ -760,6 +760,12 @@ class _Run:
             raise self.stop_before_any_share("site policy decisions: " + "; ".join(
                 f"nodes {', '.join(map(str, ns))} accepted as the same entity {entity!r}"
                 for entity, ns in sorted(twice.items())) + " (give every SuperNode its own shard)", replies)
+        # an index is the entity's place in the run (its row of V, its share's position): two names at one
+        # index, or an index outside 0…H−1, would be found only after every site had released
+        misplaced = self.misplaced_indices(in_order)
+        if misplaced:
+            raise self.stop_before_any_share("site policy decisions: " + misplaced
+                                             + " (give every SuperNode its own shard)", replies)
         decisions, accepted = [], []
         for r in in_order:
             meta = r.content["meta"]
@@ -780,6 +786,25 @@ class _Run:
                 + refusal_lines(refused)
                 + f". Rule(s): {', '.join(rules)}. Run stopped before any share was drawn", replies)
         return decisions
+
+    def misplaced_indices(self, replies: list[Message]) -> str:
+        """What is wrong with the entity indices the accepting ``replies`` give (``""`` when nothing is): an
+        index that is not an integer in 0…H−1, or one index under two entity names."""
+        names_at: dict[int, set[str]] = {}
+        wrong = []
+        for r in replies:
+            meta = r.content["meta"]
+            if str(meta["decision"]) != "accepted" or "index" not in meta.keys():
+                continue
+            idx, entity = meta["index"], str(meta["entity"])
+            if isinstance(idx, bool) or not isinstance(idx, (int, np.integer)) or not 0 <= idx < self.n_entities:
+                wrong.append(f"node {r.metadata.src_node_id} accepted as entity {entity!r} at index {idx!r}, "
+                             f"not one of 0…{self.n_entities - 1}")
+                continue
+            names_at.setdefault(int(idx), set()).add(entity)
+        wrong += [f"entities {', '.join(map(repr, sorted(names)))} accepted at the same index {idx}"
+                  for idx, names in sorted(names_at.items()) if len(names) > 1]
+        return "; ".join(wrong)
 
     def stop_before_any_share(self, why: str, replies: list[Message]) -> DeploymentRunError:
         """The error of a run that ends at the sites' decisions (``why``: a refusal, a silent or failed site,
