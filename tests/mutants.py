@@ -1086,6 +1086,8 @@ UNREAD_LSH = f"{UNREAD_T}::test_the_lsh_tree_settings_are_refused_unless_the_can
 COMPARED_SETTINGS = ("tests/test_protocol.py::test_a_compared_method_gets_only_the_settings_it_uses_and_is_checked_"
                      "with_them_before_the_run")
 
+HREAD_DELETE_UNREAD = ("tests/test_history_reads.py::test_deleting_a_result_checks_its_owner_from_the_document_and_"
+                       "never_unpacks_its_arrays")
 DSHARE_INDEX = (f"{REPLY_TESTS}::test_accepting_replies_at_one_index_or_outside_the_run_are_refused_before_any_"
                 "share")
 DSHARE_INDEX_RUN = f"{REPLY_TESTS}::test_a_site_accepting_at_another_sites_index_ends_the_run_at_the_decisions"
@@ -3970,7 +3972,7 @@ MUTANTS = (
     Mutant("ui-minus-inf-not-restored", UI_HISTORY, "_restore_inf",
            "obj in ('inf', '-inf')", "obj == 'inf'", (STORED_INFINITIES,)),
     Mutant("ui-delete-other-owner", UI_HISTORY, "delete",
-           "load(dataset, entry_id, key) is None", "False", (OTHER_OWNER_DELETE,)),
+           "owned is None", "False", (OTHER_OWNER_DELETE,)),
     Mutant("ui-progress-keys-called-items", UI_TABLES, "progress_text",
            "'shared keys' if info.get('keys') else 'items'", "'items'",
            ("tests/test_dashboard_engine.py::test_each_protocol_event_reads_as_a_sentence_counting_entities_from_one",)),
@@ -7852,6 +7854,11 @@ MUTANTS = (
     Mutant("hread-delete-leaves-the-arrays", "dpfed_core/ui/history.py", "delete",
            "con.execute('DELETE FROM dashboard_arrays WHERE history_id = ?', (int(entry_id),))", "None",
            (HREAD_DELETE,)),
+    Mutant("hread-another-owners-entry-owned", UI_HISTORY, "_owned", "d.get('dataset_key') == key", "True",
+           (OTHER_OWNER_DELETE, HREAD_DELETE_UNREAD)),
+    Mutant("hread-delete-unpacks-the-arrays", UI_HISTORY, "delete", "_owned(dataset, entry_id, key)",
+           "_owned(dataset, entry_id, key) if load(dataset, entry_id, key) is not None else None",
+           (HREAD_DELETE_UNREAD,)),
     Mutant("dindex-decisions-never-checked-for-their-places", SERVER, "_Run.site_decisions",
            "self.misplaced_indices(in_order)", "''", (DSHARE_INDEX, DSHARE_INDEX_RUN)),
     Mutant("dindex-two-names-at-one-index-kept", SERVER, "_Run.misplaced_indices", "len(names) > 1",

@@ -248,3 +248,21 @@ def test_deleting_a_result_removes_its_arrays_and_adds_no_table_to_a_store_that_
     assert history.delete(clinic, run, key=key)
     with sqlite3.connect(path) as con:
         assert con.execute("SELECT COUNT(*) FROM dashboard_arrays").fetchone() == (0,)
+
+
+def test_deleting_a_result_checks_its_owner_from_the_document_and_never_unpacks_its_arrays(tmp_path, monkeypatch,
+                                                                                         clinic):
+    """A stored run's arrays (U, V, every entity's prototypes) can be large: deleting it reads the entry's
+    document to check the owner and removes the arrays unread; another owner's id is still refused."""
+    monkeypatch.setenv("DPFED_STORE", str(tmp_path / "s.sqlite3"))
+    history.charged(clinic, [plan(clinic, 1.0)], lambda: None)
+    key = history.owner_key(clinic)
+    run = history.save(clinic, "run", RUN_DOC, factors_result(2), key=key)
+    unpacked: list = []
+    real = np.load
+    monkeypatch.setattr(np, "load", lambda *a, **k: unpacked.append(a) or real(*a, **k))
+    assert history.delete(clinic, run, key="dk-" + "0" * 64) is False
+    assert history.list_entries(clinic, key=key) != []
+    assert history.delete(clinic, run, key=key) is True
+    assert unpacked == [] and history.list_entries(clinic, key=key) == []
+    assert history.load(clinic, run, key=key) is None

@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import contextlib
 import io
-import json
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -195,18 +194,10 @@ def list_entries(dataset, kind: str | None = None, key: str | None = None, limit
 def load(dataset, entry_id: int, key: str | None = None) -> dict | None:
     """One stored result of the owner, or None (another owner's id, or gone):
     ``{"kind", "label", "created", "config", "doc", "arrays"}``."""
-    from dpfed_core.errors import DpfedError
-    from dpfed_core.evaluation.history import RunHistory
-
-    if store_missing():
+    owned = _owned(dataset, entry_id, key)
+    if owned is None:
         return None
-    store, key = owner_store(dataset, key)
-    try:
-        d = RunHistory(store).open(int(entry_id))
-    except DpfedError:
-        return None
-    if d.get("dataset_key") != key:
-        return None
+    store, d = owned
     arrays: dict = {}
     # a read: works on a store this process cannot write, waits for no charge, creates no table (a store whose
     # results all came from the command line has none, and its runs reopen from their documents)
@@ -220,6 +211,22 @@ def load(dataset, entry_id: int, key: str | None = None) -> dict | None:
             "config": d["config"], "doc": _restore_inf(d["document"]), "arrays": arrays}
 
 
+def _owned(dataset, entry_id: int, key: str | None):
+    """``(store, stored entry)`` when ``entry_id`` is a result of the owner of ``dataset``, else None (another
+    owner's id, gone, or no store): the entry's document only, never its arrays."""
+    from dpfed_core.errors import DpfedError
+    from dpfed_core.evaluation.history import RunHistory
+
+    if store_missing():
+        return None
+    store, key = owner_store(dataset, key)
+    try:
+        d = RunHistory(store).open(int(entry_id))
+    except DpfedError:
+        return None
+    return (store, d) if d.get("dataset_key") == key else None
+
+
 def _kept_arrays(con) -> bool:
     """Whether the store has the dashboard's arrays table: one whose results all came from the command line
     has none (made by the first run the dashboard keeps)."""
@@ -231,9 +238,10 @@ def delete(dataset, entry_id: int, key: str | None = None) -> bool:
     """Remove one stored result of the owner (its releases stay charged in the odometer)."""
     from dpfed_core.evaluation.history import RunHistory
 
-    if load(dataset, entry_id, key) is None:
+    owned = _owned(dataset, entry_id, key)
+    if owned is None:
         return False
-    store, key = owner_store(dataset, key)
+    store = owned[0]
     RunHistory(store).delete(int(entry_id))
     with store.write() as con:
         # a store that never kept a run's arrays has nothing to delete: it is left without the table
