@@ -7859,6 +7859,10 @@ MUTANTS = (
     Mutant("hread-delete-unpacks-the-arrays", UI_HISTORY, "delete", "_owned(dataset, entry_id, key)",
            "_owned(dataset, entry_id, key) if load(dataset, entry_id, key) is not None else None",
            (HREAD_DELETE_UNREAD,)),
+    Mutant("budget-reference-beside-a-simulation-listed-as-simulation-noise", BUDGET, "_plan",
+           "bool(simulation) and bool(charges)", "bool(simulation)",
+           ("tests/test_budget_releases_cells.py::test_a_reference_compared_in_a_simulation_reads_releases_nothing_"
+            "as_in_production",)),
     Mutant("dindex-decisions-never-checked-for-their-places", SERVER, "_Run.site_decisions",
            "self.misplaced_indices(in_order)", "''", (DSHARE_INDEX, DSHARE_INDEX_RUN)),
     Mutant("dindex-two-names-at-one-index-kept", SERVER, "_Run.misplaced_indices", "len(names) > 1",

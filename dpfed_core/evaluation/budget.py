@@ -102,8 +102,11 @@ def _plan(kind: str, method: str, eps: float, delta: float, entities: Sequence[s
                               charges={e: (math.inf, 0.0) for e in charges}, seed=seed, simulation=False,
                               note="; ".join(x for x in (note, SIMULATION_ON_REAL_DATA) if x), batch=batch)
     rho, gaussian = planned_rho(method, eps, delta) if charges else (None, False)
+    # a method that releases nothing draws no noise: it is recorded as releasing nothing in either mode (as
+    # a simulation it would be listed as uncharged simulation noise at ε = ∞)
     return PlannedRelease(kind=kind, method=method, epsilon=eps, delta=delta if math.isfinite(eps) else 0.0,
-                          charges=charges, seed=seed, simulation=bool(simulation), note=note, rho=rho,
+                          charges=charges, seed=seed, simulation=bool(simulation) and bool(charges), note=note,
+                          rho=rho,
                           gaussian=gaussian, batch=batch)
 
 
