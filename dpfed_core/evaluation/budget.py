@@ -106,8 +106,7 @@ def _plan(kind: str, method: str, eps: float, delta: float, entities: Sequence[s
     # a simulation it would be listed as uncharged simulation noise at ε = ∞)
     return PlannedRelease(kind=kind, method=method, epsilon=eps, delta=delta if math.isfinite(eps) else 0.0,
                           charges=charges, seed=seed, simulation=bool(simulation) and bool(charges), note=note,
-                          rho=rho,
-                          gaussian=gaussian, batch=batch)
+                          rho=rho, gaussian=gaussian, batch=batch)
 
 
 def _generated(dataset: FederatedDataset) -> bool:
