@@ -1088,6 +1088,8 @@ COMPARED_SETTINGS = ("tests/test_protocol.py::test_a_compared_method_gets_only_t
 
 HREAD_DELETE_UNREAD = ("tests/test_history_reads.py::test_deleting_a_result_checks_its_owner_from_the_document_and_"
                        "never_unpacks_its_arrays")
+COST_PY = "dpfed_core/evaluation/cost.py"
+SHARED_FITS = "tests/test_cost.py::test_a_run_after_one_that_made_the_sites_fits_is_predicted_at_its_measured_share"
 DSHARE_INDEX = (f"{REPLY_TESTS}::test_accepting_replies_at_one_index_or_outside_the_run_are_refused_before_any_"
                 "share")
 DSHARE_INDEX_RUN = f"{REPLY_TESTS}::test_a_site_accepting_at_another_sites_index_ends_the_run_at_the_decisions"
@@ -6503,7 +6505,7 @@ MUTANTS = (
            "if job_key(m, e, int(s), config.method) not in done]",
            ("tests/test_cost.py::test_sweep_runs_are_the_sweeps_points",)),
     Mutant("auditcost-time-hint-of-the-last-run", "dpfed_core/evaluation/cost.py", "predict_runs",
-           "total += sum(p.values())", "total = sum(p.values())",
+           "sum((sum(p.values()) for p in each))", "sum(each[-1].values())",
            ("tests/test_cost.py::test_predictions_use_the_measurement_of_the_same_run_and_say_when_unmeasured",)),
     Mutant("auditcost-clock-total-of-the-first-run", "dpfed_core/evaluation/cost.py", "RunClock.total",
            "sum((sum(p.values()) for p in self.plan))", "sum(self.plan[0].values())",
@@ -7863,6 +7865,24 @@ MUTANTS = (
            "bool(simulation) and bool(charges)", "bool(simulation)",
            ("tests/test_budget_releases_cells.py::test_a_reference_compared_in_a_simulation_reads_releases_nothing_"
             "as_in_production",)),
+    Mutant("time-hint-sums-runs-that-share-the-sites-fits", COST_PY, "predict_each", "key in made", "False",
+           (SHARED_FITS,)),
+    Mutant("time-hint-shares-fits-across-seeds", COST_PY, "predict_each",
+           "tuple((str(d.get(k)) for k in SHARED_FIT_SETTINGS))", "tuple((str(d.get(k)) for k in SHARED_FIT_SETTINGS "
+           "if k != 'seed'))", (SHARED_FITS,)),
+    Mutant("time-hint-a-reference-makes-the-sites-fits", COST_PY, "predict_each", "shared is not None", "True",
+           (SHARED_FITS,), nth=0),
+    Mutant("time-hint-shared-run-at-its-whole-share-in-every-stage", COST_PY, "predict_each",
+           "float(shared.get(stage, 1.0))", "float(shared['total'])", (SHARED_FITS,)),
+    Mutant("time-hint-every-method-reads-the-sites-fits", COST_PY, "_shares_fits",
+           "float(shared.get('total', 1.0)) <= SHARED_FIT_GAIN", "True", (SHARED_FITS,)),
+    Mutant("time-hint-shared-fraction-above-one", COST_PY, "shared_fractions", "min(after / alone, 1.0)",
+           "after / alone", (SHARED_FITS,)),
+    Mutant("time-hint-shared-fraction-of-the-stages-after-only", COST_PY, "shared_fractions",
+           "alone > 0.01 * len(pts)", "True", (SHARED_FITS,)),
+    Mutant("time-hint-clock-without-the-shared-fits", COST_PY, "clock_for_runs",
+           "predict_each(shape, configs, path)",
+           "[predict_run(sh, c, path) for sh, c in zip(_each(shape, configs), configs)]", (SHARED_FITS,)),
     Mutant("dindex-decisions-never-checked-for-their-places", SERVER, "_Run.site_decisions",
            "self.misplaced_indices(in_order)", "''", (DSHARE_INDEX, DSHARE_INDEX_RUN)),
     Mutant("dindex-two-names-at-one-index-kept", SERVER, "_Run.misplaced_indices", "len(names) > 1",

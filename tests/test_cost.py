@@ -366,3 +366,53 @@ def test_the_deployment_estimate_states_the_fitted_line_it_adds(tmp_path, monkey
     assert line.endswith("predicted: the in-process run's 3 s (measured cost model) plus Flower's start-up and "
                          "messages for 30 entities, 17 s (2.0 s + 0.50 s per entity, fitted on the deployment "
                          "benchmark's runs of 2026-12-04)"), line
+
+
+def test_a_run_after_one_that_made_the_sites_fits_is_predicted_at_its_measured_share(tmp_path):
+    """The runs of one command share the sites' own fits: the benchmark times each method again after a
+    federated run on the same split, and a run after one that made those fits (same seed and own-model
+    settings, a method that reads them) is predicted at that measured share of its time alone, stage by
+    stage; a method that gained nothing neither reads nor makes them; the clock and the total agree."""
+    def stages(round2):
+        return {"round1": 0.2, "server": 0.0, "round2": round2, "other": 0.0, "evaluate": 0.1}
+
+    pts = []
+    for s in SHAPES:
+        for method, alone, after in (("fed", 0.1, 0.05), ("local", 0.08, 0.008), ("popularity", 0.0, 0.0)):
+            p = _point(method, s, stages(s["H"] * alone))
+            p["shared_stages"] = stages(s["H"] * after)
+            if method == "popularity":  # a stage that took longer after (other work): no share above 1
+                p["shared_stages"]["evaluate"] = 0.15
+            pts.append(p)
+    model = cost.fit(pts)
+    assert model["fed|zero"]["shared"]["round2"] == pytest.approx(0.5)
+    assert model["local|zero"]["shared"]["round2"] == pytest.approx(0.1)
+    assert model["local|zero"]["shared"]["round1"] == 1.0 and model["local|zero"]["shared"]["evaluate"] == 1.0
+    assert model["popularity|zero"]["shared"]["total"] == 1.0 and model["popularity|zero"]["shared"]["evaluate"] == 1.0
+    path = tmp_path / "c.json"
+    path.write_text(json.dumps({"model": model, "points": pts}))
+    shape = {"n": 1200, "m": 300, "H": 50, "nnz": 24000}
+    fed, loc, pop = (RunConfig(method=m, k=5, max_iter=100) for m in ("fed", "local", "popularity"))
+    alone = {c.method: cost.predict_run(shape, c, path) for c in (fed, loc, pop)}
+    first, second = cost.predict_each(shape, [fed, loc], path)
+    assert first == alone["fed"]
+    assert second["round2"] == pytest.approx(0.1 * alone["local"]["round2"]) and second["round2"] > 0
+    assert second["round1"] == alone["local"]["round1"] and second["evaluate"] == alone["local"]["evaluate"]
+    # either order: the federated run after local reads local's fits
+    assert cost.predict_each(shape, [loc, fed], path)[1]["round2"] == pytest.approx(0.5 * alone["fed"]["round2"])
+    # a reference that does not read them makes none; another split or own model shares nothing
+    assert cost.predict_each(shape, [pop, loc], path)[1] == alone["local"]
+    for other in (loc.replace(seed=1), loc.replace(rank=5), loc.replace(test_fraction=0.3), loc.replace(n_hidden=3),
+                  loc.replace(lam=1.0), loc.replace(max_iter=50), loc.replace(mode="observed")):
+        assert cost.predict_each(shape, [fed, other], path)[1] == cost.predict_run(shape, other, path), other
+    runs = [fed, loc, fed.replace(epsilon=1.0), pop]
+    each = cost.predict_each(shape, runs, path)
+    assert cost.predict_runs(shape, runs, path) == pytest.approx(sum(sum(p.values()) for p in each))
+    assert cost.clock_for_runs(shape, runs, path).total == pytest.approx(cost.predict_runs(shape, runs, path))
+    assert cost.predict_runs(shape, runs, path) < sum(sum(alone[c.method].values()) for c in runs)
+    # a result file measured without the runs after a shared fit: each run alone, as before
+    for p in pts:
+        del p["shared_stages"]
+    old = tmp_path / "old.json"
+    old.write_text(json.dumps({"model": cost.fit(pts), "points": pts}))
+    assert cost.predict_each(shape, [fed, loc], old) == [cost.predict_run(shape, c, old) for c in (fed, loc)]

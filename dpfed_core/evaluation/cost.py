@@ -7,7 +7,8 @@ server, round 2 at the entities, other fitting (the references' own fits) and ev
 run's own timings. :func:`fit` gives each (method, observation mode, stage) non-negative coefficients
 of that stage's cost terms (:data:`FEATURES`: a constant, interactions, entities × items, …);
 :func:`predict_run` sums the stages on the loaded data's shape. A comparison is the sum of its runs; a
-sweep is every point of its grid. The benchmark's result file states how often a prediction fell
+sweep is every point of its grid — each run after the first on a split at the share of its time the
+benchmark measured after another run had made the sites' own fits (:func:`predict_each`). The benchmark's result file states how often a prediction fell
 within 2× of the measured time for a run the fit had not seen (leave-one-out).
 
 While a run goes, :class:`RunClock` turns the engine's progress events into the stage being worked
@@ -56,6 +57,12 @@ NOISE_FEATURES = ["H", "H*s", "H*c*c", "H*k*m", "H*sel"]
 #: The co-occurrence release's item cap when the configuration does not set one (dp-cooccurrence's default).
 CO_OCCURRENCE_CAP = 600
 SAMPLERS_FILE = COST_FILE.parent / "samplers.json"
+#: What decides whether two runs of one command share the sites' own fits (``models.blend.SITE_FITS``, kept
+#: in the process): the split (seed, test fraction, entries hidden per user) and the own model's settings.
+SHARED_FIT_SETTINGS = ("seed", "test_fraction", "n_hidden", "rank", "lam", "mode", "max_iter")
+#: A method reads (and so makes) the sites' own fits when, run after another's, it took at most this share of
+#: its time alone in the benchmark.
+SHARED_FIT_GAIN = 0.9
 #: µs per coordinate of OpenDP's float Gaussian when the samplers' measurement is missing: its one-thread
 #: cost there (11.6 at 10^4 coordinates; above 2^15, the draw runs on two threads).
 DEFAULT_US_PER_COORD = 12.0
@@ -209,6 +216,9 @@ def fit(points: list[dict]) -> dict:
             scale = np.maximum(np.abs(A * w[:, None]).max(axis=0), 1e-12)
             coef, _ = nnls((A * w[:, None]) / scale, coords * w)
             model[key]["noise"] = (coef / scale).tolist()
+        shared = shared_fractions(pts)
+        if shared is not None:
+            model[key]["shared"] = shared
         prod = [p for p in same_method if "production_wall" in p]
         if prod:
             # what production noise adds to round 1: per noise coordinate (the sampler) and per entity
@@ -221,6 +231,24 @@ def fit(points: list[dict]) -> dict:
             coef, _ = nnls((A * w[:, None]) / scale, y * w)
             model[key]["production"] = (coef / scale).tolist()
     return model
+
+
+def shared_fractions(points: list[dict]) -> dict | None:
+    """Per stage, the share of its time alone a run takes right after another run of the command made the
+    sites' own fits (the points' ``shared_stages``, measured by the benchmark after a dp-cooccurrence run on
+    the same split and own-model settings): the sum over the points of the seconds after, over the sum
+    alone, at most 1; None when no point was measured so. A stage under 10 ms in every point keeps 1."""
+    pts = [p for p in points if isinstance(p.get("shared_stages"), dict)]
+    if not pts:
+        return None
+    out = {}
+    for stage in STAGES:
+        alone = sum(float(p["stages"].get(stage, 0.0)) for p in pts)
+        after = sum(float(p["shared_stages"].get(stage, 0.0)) for p in pts)
+        out[stage] = min(after / alone, 1.0) if alone > 0.01 * len(pts) else 1.0
+    alone = sum(sum(p["stages"].values()) for p in pts)
+    out["total"] = min(sum(sum(p["shared_stages"].values()) for p in pts) / alone, 1.0) if alone > 0 else 1.0
+    return out
 
 
 def leave_one_out(points: list[dict]) -> list[float | None]:
@@ -318,17 +346,43 @@ def _each(shape: dict | list[dict], configs: list) -> list[dict]:
     return list(shape)
 
 
-def predict_runs(shape: dict | list[dict], configs: Iterable, path: Path | None = None) -> float | None:
-    """Predicted seconds of several runs one after the other (a comparison, a sweep); None when
-    any of them was not measured. ``shape``: one for all runs, or one per run (:func:`run_shapes`)."""
+def _shares_fits(model: dict | None, method: str, mode: str) -> dict | None:
+    """The method's measured fractions of its time alone after another run's own fits
+    (:func:`shared_fractions`) when it reads those fits — it gained in the benchmark —, else None."""
+    coef = (model or {}).get(_key(method, mode)) or {}
+    shared = coef.get("shared")
+    return shared if isinstance(shared, dict) and float(shared.get("total", 1.0)) <= SHARED_FIT_GAIN else None
+
+
+def predict_each(shape: dict | list[dict], configs: Iterable, path: Path | None = None) -> list[dict | None]:
+    """Predicted seconds per stage of each of these runs one after the other (a run, a comparison, a sweep;
+    None for a method not measured). The runs of one command share the sites' own fits: a run after one that
+    made them — an earlier run of the list on the same split and own-model settings
+    (:data:`SHARED_FIT_SETTINGS`) whose method reads them — is predicted at its measured share of its time
+    alone (:func:`shared_fractions`), as the benchmark timed it after a dp-cooccurrence run."""
+    doc = _load(str(path or COST_FILE))
+    model = doc["model"] if doc else None
     configs = list(configs)
-    total = 0.0
+    made: set[tuple] = set()
+    out = []
     for sh, c in zip(_each(shape, configs), configs):
         p = predict_run(sh, c, path)
-        if p is None:
-            return None
-        total += sum(p.values())
-    return total
+        d = c.to_dict() if hasattr(c, "to_dict") else dict(c)
+        shared = _shares_fits(model, d["method"], d.get("mode", "zero"))
+        key = tuple(str(d.get(k)) for k in SHARED_FIT_SETTINGS)
+        if p is not None and shared is not None and key in made:
+            p = {stage: v * float(shared.get(stage, 1.0)) for stage, v in p.items()}
+        if shared is not None:
+            made.add(key)
+        out.append(p)
+    return out
+
+
+def predict_runs(shape: dict | list[dict], configs: Iterable, path: Path | None = None) -> float | None:
+    """Predicted seconds of several runs one after the other (a comparison, a sweep: :func:`predict_each`);
+    None when any of them was not measured. ``shape``: one for all runs, or one per run (:func:`run_shapes`)."""
+    each = predict_each(shape, configs, path)
+    return None if any(p is None for p in each) else sum(sum(p.values()) for p in each)
 
 
 def sweep_configs(config, epsilons: Iterable[float], seeds: Iterable[int], references: Iterable[str],
@@ -545,8 +599,7 @@ def deployment_estimate(dataset, config, engine: str = "deployment") -> str:
 def clock_for_runs(shape: dict | list[dict], configs: list, path: Path | None = None) -> RunClock:
     """A :class:`RunClock` for these runs one after the other (``shape``: one for all, or one per run)."""
     configs = list(configs)
-    return RunClock([predict_run(sh, c, path) for sh, c in zip(_each(shape, configs), configs)],
-                    [_label(c) for c in configs])
+    return RunClock(predict_each(shape, configs, path), [_label(c) for c in configs])
 
 
 def _label(c) -> str:
