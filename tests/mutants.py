@@ -8017,7 +8017,7 @@ class ForkServer:
         log = self._logdir / f"pytest-{os.getpid()}-{id(self)}-{self._n}.log"
         failed = log.with_suffix(".failed")
         job = {"cwd": str(cwd), "args": [*_pytest_args(tests), *args], "env": _env(cwd, write_bytecode),
-               "timeout": timeout, "log": str(log), "failed": str(failed)}
+               "timeout": timeout, "log": str(log), "failed": str(failed), "brief": not show_failure}
         self._proc.stdin.write(json.dumps(job) + "\n")
         self._proc.stdin.flush()
         answer = self._proc.stdout.readline()

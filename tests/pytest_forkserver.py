@@ -46,6 +46,25 @@ class _Failures:
             self.ids.append(report.nodeid)
 
 
+def _brief():
+    """A pytest plugin for runs whose output nobody reads (a mutant's: only the exit code counts): a failed
+    comparison is explained in one line. With ``CI`` set, pytest explains a failed ``==`` of two sequences
+    by a full pretty-print and an ndiff of both, quadratic in their length — minutes for two lists of a
+    few thousand numbers, so a caught mutant ran into the timeout. The comparison hook pytest's assertion
+    plugin installs for each test is replaced inside it (this wrapper runs within that plugin's)."""
+    import pytest
+    from _pytest.assertion import util
+
+    class Brief:
+        @pytest.hookimpl(wrapper=True)
+        def pytest_runtest_protocol(self, item, nextitem):
+            util._reprcompare = lambda op, left, right: (f"{type(left).__name__} {op} {type(right).__name__} "
+                                                         "(explanation left out)")
+            return (yield)
+
+    return Brief()
+
+
 def _child(job: dict) -> None:
     os.setsid()
     fd = os.open(job["log"], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
@@ -62,7 +81,7 @@ def _child(job: dict) -> None:
     import pytest
 
     failed = _Failures()
-    rc = pytest.main(job["args"], plugins=[failed])
+    rc = pytest.main(job["args"], plugins=[failed, *([_brief()] if job.get("brief") else [])])
     if job.get("failed"):
         with open(job["failed"], "w", encoding="utf-8") as f:
             json.dump(failed.ids, f)
