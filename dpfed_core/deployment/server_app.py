@@ -750,19 +750,7 @@ class _Run:
                             "the reply is no decision (entity, decision accepted or refused, rule, message)")
             raise self.stop_before_any_share(str(why), replies)
         in_order = sorted(replies, key=lambda r: nodes.index(r.metadata.src_node_id))
-        nodes_of: dict[str, list[int]] = {}
-        for r in in_order:
-            if str(r.content["meta"]["decision"]) == "accepted":
-                nodes_of.setdefault(str(r.content["meta"]["entity"]), []).append(r.metadata.src_node_id)
-        twice = {entity: ns for entity, ns in nodes_of.items() if len(ns) > 1}
-        if twice:
-            # both would be charged, asked for shares and fitted as one entity: refused before any share
-            raise self.stop_before_any_share("site policy decisions: " + "; ".join(
-                f"nodes {', '.join(map(str, ns))} accepted as the same entity {entity!r}"
-                for entity, ns in sorted(twice.items())) + " (give every SuperNode its own shard)", replies)
-        # an index is the entity's place in the run (its row of V, its share's position): two names at one
-        # index, or an index outside 0…H−1, would be found only after every site had released
-        misplaced = self.misplaced_indices(in_order)
+        misplaced = self.misplaced(in_order)
         if misplaced:
             raise self.stop_before_any_share("site policy decisions: " + misplaced
                                              + " (give every SuperNode its own shard)", replies)
@@ -787,23 +775,35 @@ class _Run:
                 + f". Rule(s): {', '.join(rules)}. Run stopped before any share was drawn", replies)
         return decisions
 
-    def misplaced_indices(self, replies: list[Message]) -> str:
-        """What is wrong with the entity indices the accepting ``replies`` give (``""`` when nothing is): an
-        index that is not an integer in 0…H−1, or one index under two entity names."""
+    def misplaced(self, replies: list[Message]) -> str:
+        """What is wrong with the places the accepting ``replies`` take in the run (``""`` when nothing is):
+        one entity accepted by several nodes (each would be charged, asked for shares and fitted as that
+        entity), an entity index that is not an integer in 0…H−1, or one index under two entity names (an
+        index is the entity's row of V and its share's position). Each would otherwise be found only after
+        every site had released."""
+        nodes_of: dict[str, list[int]] = {}
         names_at: dict[int, set[str]] = {}
-        wrong = []
+        outside = []
         for r in replies:
             meta = r.content["meta"]
-            if str(meta["decision"]) != "accepted" or "index" not in meta.keys():
+            if str(meta["decision"]) != "accepted":
                 continue
-            idx, entity = meta["index"], str(meta["entity"])
+            entity = str(meta["entity"])
+            nodes_of.setdefault(entity, []).append(r.metadata.src_node_id)
+            if "index" not in meta.keys():
+                continue
+            idx = meta["index"]
             if isinstance(idx, bool) or not isinstance(idx, (int, np.integer)) or not 0 <= idx < self.n_entities:
-                wrong.append(f"node {r.metadata.src_node_id} accepted as entity {entity!r} at index {idx!r}, "
-                             f"not one of 0…{self.n_entities - 1}")
+                outside.append(f"node {r.metadata.src_node_id} accepted as entity {entity!r} at index {idx!r}, "
+                               f"not one of 0…{self.n_entities - 1}")
                 continue
             names_at.setdefault(int(idx), set()).add(entity)
-        wrong += [f"entities {', '.join(map(repr, sorted(names)))} accepted at the same index {idx}"
-                  for idx, names in sorted(names_at.items()) if len(names) > 1]
+        wrong = [f"nodes {', '.join(map(str, ns))} accepted as the same entity {entity!r}"
+                 for entity, ns in sorted(nodes_of.items()) if len(ns) > 1]
+        if wrong:  # an entity accepted twice is named alone: where its nodes would sit is then moot
+            return "; ".join(wrong)
+        wrong = outside + [f"entities {', '.join(map(repr, sorted(names)))} accepted at the same index {idx}"
+                           for idx, names in sorted(names_at.items()) if len(names) > 1]
         return "; ".join(wrong)
 
     def stop_before_any_share(self, why: str, replies: list[Message]) -> DeploymentRunError:
