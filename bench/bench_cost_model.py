@@ -235,11 +235,11 @@ def summarise(points: list[dict], seconds: float, n_data: int, measured_on: dict
     for p in points:
         if "shared_wall" not in p:
             continue
-        fractions = (model.get(cost._key(p["method"], p["mode"])) or {}).get("shared") or {}
-        reads = float(fractions.get("total", 1.0)) <= cost.SHARED_FIT_GAIN
+        shared = cost.shares_fits(model, p["method"], p["mode"])
+        reads = shared is not None
         stages = cost._predict(model, p["method"], p["mode"], p["shape"], {"max_iter": p["max_iter"],
                                                                               "k": p.get("k", 10)})
-        pred = sum(v * (float(fractions.get(s, 1.0)) if reads else 1.0) for s, v in stages.items())
+        pred = sum((cost.after_shared_fits(stages, shared) if reads else stages).values())
         shared_rows.append({"data": p["data"], "mode": p["mode"], "method": p["method"], "alone s": p["wall"],
                             f"after {FIRST} s": p["shared_wall"], "reads the fits": reads, "predicted s": pred,
                             "within 2×": cost.within_2x(pred, p["shared_wall"])})

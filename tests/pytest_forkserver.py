@@ -50,7 +50,7 @@ def _brief():
     """A pytest plugin for runs whose output nobody reads (a mutant's: only the exit code counts): a failed
     comparison is explained in one line. With ``CI`` set, pytest explains a failed ``==`` of two sequences
     by a full pretty-print and an ndiff of both, quadratic in their length — minutes for two lists of a
-    few thousand numbers, so a caught mutant ran into the timeout. The comparison hook pytest's assertion
+    few thousand numbers, longer than a mutant's timeout. The comparison hook pytest's assertion
     plugin installs for each test is replaced inside it (this wrapper runs within that plugin's)."""
     import pytest
     from _pytest.assertion import util

@@ -223,9 +223,9 @@ def test_what_one_mutants_run_leaves_in_the_copy_is_gone_before_the_next(tmp_pat
 
 def test_a_failed_comparison_of_long_sequences_is_caught_at_once_on_ci(tmp_path, monkeypatch, capsys):
     """On CI (``CI`` set) pytest explains a failed ``==`` of two sequences by an ndiff of their pretty-printed
-    forms, quadratic in their length: a mutant caught by such an assertion (two lists of 6,000 entity
-    indices) ran into the timeout twice in every whole run. A mutant's run leaves the explanation out, so it
-    is caught in seconds; a run whose failure is shown keeps pytest's own explanation."""
+    forms, quadratic in their length: minutes for two lists of 6,000 entity indices, longer than a mutant's
+    timeout. A mutant's run leaves the explanation out, so it is caught in seconds; a run whose failure is
+    shown keeps pytest's own explanation."""
     monkeypatch.setenv("CI", "true")
     (tmp_path / "test_long.py").write_text(
         "def test_lists():\n    assert [i % 3 for i in range(6000)] == [i % 3 + 1 for i in range(6000)]\n")

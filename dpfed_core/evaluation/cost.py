@@ -346,12 +346,18 @@ def _each(shape: dict | list[dict], configs: list) -> list[dict]:
     return list(shape)
 
 
-def _shares_fits(model: dict | None, method: str, mode: str) -> dict | None:
+def shares_fits(model: dict | None, method: str, mode: str) -> dict | None:
     """The method's measured fractions of its time alone after another run's own fits
     (:func:`shared_fractions`) when it reads those fits — it gained in the benchmark —, else None."""
     coef = (model or {}).get(_key(method, mode)) or {}
     shared = coef.get("shared")
     return shared if isinstance(shared, dict) and float(shared.get("total", 1.0)) <= SHARED_FIT_GAIN else None
+
+
+def after_shared_fits(stages: dict, shared: dict) -> dict:
+    """A run's predicted ``stages`` when an earlier run of its command made the sites' own fits: each stage at
+    its method's measured share (``shared``, from :func:`shares_fits`)."""
+    return {stage: v * float(shared.get(stage, 1.0)) for stage, v in stages.items()}
 
 
 def predict_each(shape: dict | list[dict], configs: Iterable, path: Path | None = None) -> list[dict | None]:
@@ -368,10 +374,10 @@ def predict_each(shape: dict | list[dict], configs: Iterable, path: Path | None 
     for sh, c in zip(_each(shape, configs), configs):
         p = predict_run(sh, c, path)
         d = c.to_dict() if hasattr(c, "to_dict") else dict(c)
-        shared = _shares_fits(model, d["method"], d.get("mode", "zero"))
+        shared = shares_fits(model, d["method"], d.get("mode", "zero"))
         key = tuple(str(d.get(k)) for k in SHARED_FIT_SETTINGS)
         if p is not None and shared is not None and key in made:
-            p = {stage: v * float(shared.get(stage, 1.0)) for stage, v in p.items()}
+            p = after_shared_fits(p, shared)
         if shared is not None:
             made.add(key)
         out.append(p)
