@@ -4284,8 +4284,8 @@ MUTANTS = (
     Mutant("path-box-marked-listing-kept", UI_INPUTS, "safe_loader_message", "text.replace(part, '')", "text",
            (PATH_BOX_LISTING,)),
     Mutant("path-box-listing-ends-at-a-dot", UI_INPUTS, "safe_loader_message",
-           "'\\(?(found|contains|it has|files?)\\s*:\\s*.*?(?:\\.(?=\\s|$)|[;)]|$)'",
-           "'\\(?(found|contains|it has|files?)\\s*:\\s*[^.;)]*[.;)]?'", (PATH_BOX_LISTING,)),
+           "r'\\(?(found|contains|it has|files?)\\s*:\\s*.*?(?:\\.(?=\\s|$)|[;)]|$)'",
+           "r'\\(?(found|contains|it has|files?)\\s*:\\s*[^.;)]*[.;)]?'", (PATH_BOX_LISTING,)),
     Mutant("eicu-table-names-not-marked-as-listing", EICU, "_read_eicu_table", "(listing, tables)", "(listing,)",
            (PATH_BOX_LISTING,)),
     # a direct engine call asking for 100000 workers starting that many processes
@@ -5180,7 +5180,7 @@ MUTANTS = (
            (f"{LISTST}::test_name_features_link_items_by_shared_levels_and_words_not_by_case_or_short_route_words",)),
     Mutant("drug-tokens-of-two-letters-kept", "dpfed_core/data/features.py", "drug_token_features", "len(t) > 2", "len(t) > 0",
            (f"{LISTST}::test_name_features_link_items_by_shared_levels_and_words_not_by_case_or_short_route_words",)),
-    Mutant("release-years-before-1900-unread", "dpfed_core/data/features.py", "_year", "'(18|19|20)\\d\\d'", "'(19|20)\\d\\d'",
+    Mutant("release-years-before-1900-unread", "dpfed_core/data/features.py", "_year", "r'(18|19|20)\\d\\d'", "r'(19|20)\\d\\d'",
            (f"{LISTST}::test_a_release_year_is_read_from_the_1800s_on",)),
     # an attack on summable releases only is refused among a prototype audit's options, before any charge
     Mutant("audit-summable-attack-accepted-for-a-prototype-method", MEMB, "check_audit_options",

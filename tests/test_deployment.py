@@ -206,12 +206,44 @@ def _deployed_and_in_process(ds, cfg, fed, dump):
     return doc, V, ref, res
 
 
-def test_prototypes_on_flower_equal_the_in_process_run(deployment):
+@pytest.fixture(scope="module")
+def prototypes_run(deployment):
+    """dp-gaussian on the deployment, its replies kept in ``received_prototypes``: ``(cfg, events, doc,
+    V)``. A fixture, so that a test reading the replies has them whichever tests run beside it."""
     ds, fed, base = deployment
     cfg = RunConfig(method="dp-gaussian", epsilon=2.0, k=5, rank=3, max_iter=60, simulation=True)
     events = []
     doc, V = run_deployed(ds, cfg, federation=fed, progress=events.append, round_timeout=120, timeout=300,
                           return_model=True, dump_dir=base / "received_prototypes")
+    return cfg, events, doc, V
+
+
+@pytest.fixture(scope="module")
+def popularity_run(deployment):
+    """dp-popularity under SecAgg+, its replies kept in ``received_popularity``: ``(cfg, dump, doc, V,
+    ref, res)``."""
+    ds, fed, base = deployment
+    cfg = RunConfig(method="dp-popularity", epsilon=1.0, rank=3, simulation=True, aggregation="secure",
+                    max_dropouts=1)
+    dump = base / "received_popularity"
+    return (cfg, dump, *_deployed_and_in_process(ds, cfg, fed, dump))  # V exact: grid shares, integer secure sum
+
+
+@pytest.fixture(scope="module")
+def catalogue_run(deployment):
+    """dp-popularity under SecAgg+ on data without a declared catalogue, its replies kept in
+    ``received_catalogue``: ``(und, cfg, dump, doc, V, ref, res)``."""
+    ds, fed, base = deployment
+    und = three_clinics(declared=False)
+    cfg = RunConfig(method="dp-popularity", epsilon=4.0, rank=3, simulation=True, aggregation="secure",
+                    max_dropouts=1)
+    dump = base / "received_catalogue"
+    return (und, cfg, dump, *_deployed_and_in_process(und, cfg, fed, dump))  # V exact: the same keys, integer sums
+
+
+def test_prototypes_on_flower_equal_the_in_process_run(deployment, prototypes_run):
+    ds, fed, base = deployment
+    cfg, events, doc, V = prototypes_run
     ref, res = run_method(ds, cfg)
     np.testing.assert_allclose(V, res.V, rtol=1e-10, atol=1e-12)
     _assert_same_run(doc, ref)
@@ -231,12 +263,9 @@ def test_prototypes_on_flower_equal_the_in_process_run(deployment):
     assert doc["deployment"]["bytes_on_wire"] == sum(m["bytes"] for m in msgs)
 
 
-def test_summable_release_goes_through_secagg_and_equals_in_process(deployment):
+def test_summable_release_goes_through_secagg_and_equals_in_process(deployment, popularity_run):
     ds, fed, base = deployment
-    cfg = RunConfig(method="dp-popularity", epsilon=1.0, rank=3, simulation=True, aggregation="secure",
-                    max_dropouts=1)
-    dump = base / "received_popularity"
-    doc, V, ref, res = _deployed_and_in_process(ds, cfg, fed, dump)  # V exact: grid shares, integer secure sum
+    cfg, dump, doc, V, ref, res = popularity_run
     sec = doc["deployment"]["secure_aggregation"]
     assert sec["reconstruction_threshold"] == 2 and sec["max_dropouts"] == 1
     trust = doc["privacy"]["trust"]
@@ -339,7 +368,7 @@ def test_a_declared_catalogue_that_leaves_items_out_shapes_every_message_and_equ
     assert np.ptp(scores[:, 30:], axis=1).max() > 0
 
 
-def test_a_secure_sum_selects_the_catalogue_of_undeclared_data_and_equals_in_process(deployment):
+def test_a_secure_sum_selects_the_catalogue_of_undeclared_data_and_equals_in_process(deployment, catalogue_run):
     """On Flower: data without a declared catalogue (eICU-like names read from the data),
     dp-popularity under SecAgg+. A catalogue stage first (one SecAgg+ sum of the nodes' bounded bucket
     counts + Gaussian shares, the server's threshold, the released keys broadcast), then the method on
@@ -347,12 +376,8 @@ def test_a_secure_sum_selects_the_catalogue_of_undeclared_data_and_equals_in_pro
     from dpfed_core.privacy import catalogue as cat
 
     ds, fed, base = deployment
-    und = three_clinics(declared=False)
+    und, cfg, dump, doc, V, ref, res = catalogue_run
     assert und.item_source != "declared" and list(und.item_names) == list(ds.item_names)  # the fixture's shards
-    cfg = RunConfig(method="dp-popularity", epsilon=4.0, rank=3, simulation=True, aggregation="secure",
-                    max_dropouts=1)
-    dump = base / "received_catalogue"
-    doc, V, ref, res = _deployed_and_in_process(und, cfg, fed, dump)  # V exact: the same keys, integer sums
     K = res.extra["catalogue_keys"]
     assert 0 < K < cat.SECURE_CATALOGUE_BUCKETS and 0 < len(res.extra["catalogue"]) <= und.n_items
     assert doc["warnings"] == ref["warnings"]
@@ -926,8 +951,9 @@ LEDGER_KEYS = {"entity", "stage", "mechanism", "epsilon", "delta", "sensitivity"
                "rho"}  # ρ: OpenDP's map of the (public) σ, Δ and size
 
 
-def test_the_server_receives_only_masked_vectors_dp_releases_and_public_fields(deployment,
-                                                                                 cooccurrence_deployment):
+def test_the_server_receives_only_masked_vectors_dp_releases_and_public_fields(deployment, cooccurrence_deployment,
+                                                                                 prototypes_run, popularity_run,
+                                                                                 catalogue_run):
     import json
 
     ds, _, base = deployment
