@@ -59,6 +59,30 @@ def cases(quick: bool) -> list[tuple[str, object, object]]:
     return out
 
 
+#: System calls OpenDP's float Gaussian makes per coordinate, counted once with ``strace -c -f`` (2026-12-07,
+#: opendp 0.16.0, 60,000 coordinates: 905,243 getpid calls, ~15 a coordinate): the library fills every
+#: random byte request through OpenSSL's RAND_bytes, whose fork check asks the kernel for the process id.
+GETPID_PER_COORDINATE = 15
+
+
+def sampler_costs(n: int = 20000) -> tuple[float, float]:
+    """CPU µs a coordinate of the production Gaussian (one thread: ``n`` is below the parallel cut) and
+    wall µs of one getpid system call, measured in this sitting."""
+    import os
+    import time
+
+    from dpfed_core.privacy.noise import OpenDPSampler
+
+    OpenDPSampler().gaussian(np.zeros(100), 3.0)  # the library's load is not per coordinate
+    t0 = cpu()
+    OpenDPSampler().gaussian(np.zeros(n), 3.0)
+    per_coord = (cpu() - t0) / n * 1e6
+    t0 = time.perf_counter()
+    for _ in range(100_000):
+        os.getpid()
+    return per_coord, (time.perf_counter() - t0) / 100_000 * 1e6
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true")
@@ -117,6 +141,7 @@ def main() -> None:
     proc_rows = [{"process": "`run --data sample:clinic`" + (" --simulation" if w == "simulation" else ""),
                   "noise": w, "median CPU s": pmed[w], "range": f"{min(v):.2f}–{max(v):.2f}",
                   "ratio to simulation": pmed[w] / pmed["simulation"]} for w, v in procs.items()]
+    per_coord, getpid_us = sampler_costs()
     default = [r for r in rows if r["run"].startswith("the dashboard's default") and r["noise"] == "production"][0]
     met = default["ratio to simulation"] <= TARGET
     met_process = proc_rows[1]["ratio to simulation"] <= TARGET
@@ -140,12 +165,17 @@ def main() -> None:
         f"**The dashboard's default run with production noise: {default['ratio to simulation']:.2f}× the same run in "
         f"simulation in a warm process, as the dashboard runs it (target ≤ {TARGET}×: {'met' if met else 'missed'}); "
         f"{proc_rows[1]['ratio to simulation']:.2f}× as a whole CLI process ({'met' if met_process else 'missed'}).** "
-        "What remains in the warm run is OpenDP's exact Gaussian itself (about 11–13 µs a coordinate on this machine, "
-        "whatever its scale, grid or integer type); a whole production process also imports and runs the accountant "
+        f"What remains in the warm run is OpenDP's exact Gaussian itself: {per_coord:.1f} CPU µs a coordinate in this "
+        "sitting, whatever its scale, grid or integer type. Of that, system calls the library makes and no caller "
+        "can batch: OpenDP fills each random byte request through OpenSSL, whose fork check is a getpid call, "
+        f"~{GETPID_PER_COORDINATE} a coordinate (counted with strace), {getpid_us:.2f} µs each here: "
+        f"~{GETPID_PER_COORDINATE * getpid_us:.0f} µs a coordinate. A whole production process also imports and runs "
+        "the accountant "
         "that charges the budget store (dp-accounting; a simulation charges nothing): 1.0 CPU s of a production "
         "process in one cProfile of it.", ""])
     write_results(out["json"], {"benchmark": "production_noise", "machine": machine(), "repeats": repeats,
                                 "rows": rows, "processes": proc_rows, "target": TARGET, "met": met,
+                                "gaussian_cpu_us_per_coordinate": per_coord, "getpid_us": getpid_us,
                                 "met_as_process": met_process}, md)
 
 
