@@ -242,7 +242,7 @@ def catalogue_run(deployment):
 
 
 def test_prototypes_on_flower_equal_the_in_process_run(deployment, prototypes_run):
-    ds, fed, base = deployment
+    ds = deployment[0]
     cfg, events, doc, V = prototypes_run
     ref, res = run_method(ds, cfg)
     np.testing.assert_allclose(V, res.V, rtol=1e-10, atol=1e-12)
@@ -264,7 +264,7 @@ def test_prototypes_on_flower_equal_the_in_process_run(deployment, prototypes_ru
 
 
 def test_summable_release_goes_through_secagg_and_equals_in_process(deployment, popularity_run):
-    ds, fed, base = deployment
+    ds = deployment[0]
     cfg, dump, doc, V, ref, res = popularity_run
     sec = doc["deployment"]["secure_aggregation"]
     assert sec["reconstruction_threshold"] == 2 and sec["max_dropouts"] == 1
@@ -375,7 +375,7 @@ def test_a_secure_sum_selects_the_catalogue_of_undeclared_data_and_equals_in_pro
     the K keys; V, every metric and every ledger row equal the in-process run's."""
     from dpfed_core.privacy import catalogue as cat
 
-    ds, fed, base = deployment
+    ds = deployment[0]
     und, cfg, dump, doc, V, ref, res = catalogue_run
     assert und.item_source != "declared" and list(und.item_names) == list(ds.item_names)  # the fixture's shards
     K = res.extra["catalogue_keys"]
