@@ -29,6 +29,7 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from dpfed_core.evaluation.code_version import engine_fingerprint  # noqa: E402
+from dpfed_core.evaluation.cost import time_reference_work  # noqa: E402
 
 DATA = Path(os.environ.get("DPFED_DATA", ROOT.parent / "shared" / "data"))
 ML100K = DATA / "ml-100k"
@@ -169,6 +170,18 @@ def outputs(name: str, quick: bool) -> dict[str, Path]:
             "png": lambda tag="": RESULTS / (f"{stem}_{tag}.png" if tag else f"{stem}.png")}
 
 
+#: The engine's reference work (``cost.time_reference_work``) timed in this benchmark's process, once per
+#: :func:`sample_reference`: a shared virtual machine's speed varies by ±30 % from one second to the next, so a
+#: benchmark samples it between its measurements and records the median (:func:`machine`), the speed its
+#: measurements were taken at; the product scales them to its own machine by it.
+REFERENCE_SAMPLES: list[float] = []
+
+
+def sample_reference() -> float:
+    REFERENCE_SAMPLES.append(time_reference_work())
+    return REFERENCE_SAMPLES[-1]
+
+
 def machine() -> dict:
     import joblib
     import scipy
@@ -194,11 +207,14 @@ def machine() -> dict:
                 mem = round(int(line.split()[1]) / 2**20, 1)
     except OSError:
         pass
+    sample_reference()
     return {"python": platform.python_version(), "numpy": np.__version__, "scipy": scipy.__version__,
             "scikit-learn": sklearn.__version__, "joblib": joblib.__version__, "cpus": os.cpu_count(),
             "cpu": cpu, "mem_gib": mem, "platform": platform.platform(), "git_commit": commit,
             "date": time.strftime("%Y-%m-%d %H:%M:%S %Z"), "loadavg_1m_at_start": os.getloadavg()[0],
-            "engine_fingerprint": engine_fingerprint()}
+            "engine_fingerprint": engine_fingerprint(),
+            "reference_s": float(np.median(REFERENCE_SAMPLES)),
+            "reference_samples": len(REFERENCE_SAMPLES)}
 
 
 def write_doc(path: Path, doc: dict) -> None:

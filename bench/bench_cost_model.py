@@ -34,7 +34,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import RESULTS, engine_fingerprint, machine, md_table, write_results  # noqa: E402
+from _common import RESULTS, engine_fingerprint, machine, md_table, sample_reference, write_results  # noqa: E402
 
 from dpfed_core.data.loaders import load_data  # noqa: E402
 from dpfed_core.evaluation import cost  # noqa: E402
@@ -129,6 +129,7 @@ def measure(methods, data) -> list[dict]:
                 not spec.startswith(("sample:", ML_LONG)) and not Path(spec).is_dir():
             print(f"skip {label}: {spec} not found", file=sys.stderr)
             continue
+        sample_reference()  # the machine's speed through the benchmark (machine() records the median)
         ds = _load(spec, opts)
         for method in methods:
             cfg = default_config(ds, method).replace(mode=mode, simulation=True)
@@ -184,6 +185,11 @@ def main() -> None:
         if theirs != engine_fingerprint():
             ap.error(f"--merge: {args.merge} was measured with other engine code ({theirs}, this code is "
                      f"{engine_fingerprint()}): its runs say nothing of this code's")
+        ratio = cost.machine_factor(earlier)
+        if not (earlier.get("machine") or {}).get("reference_s") or not 0.8 <= ratio <= 1.25:
+            ap.error(f"--merge: {args.merge} was measured on a machine whose reference work took "
+                     f"{'an unrecorded time' if ratio == 1.0 else f'{1 / ratio:.2g}× the time it takes here'}: "
+                     f"keeping the faster of two machines' runs would time neither")
         points = merge_faster(points, earlier["points"])
     return summarise(points, time.perf_counter() - t0, len(data))
 
@@ -260,7 +266,16 @@ def summarise(points: list[dict], seconds: float, n_data: int, measured_on: dict
           f"the fitted model; {within} of {len(rows)} when each run is predicted by the model fitted without it "
           "(its shape then often lies outside the others'): the accuracy to expect on data of a new shape. "
           "On the shapes measured here (the bundled samples, the eICU demo, MovieLens 100K with the dashboard's "
-          "settings) the dashboard and the CLI predict with the measurement itself.\n\n"
+          "settings) the dashboard and the CLI predict with the measurement itself. "
+          + (f"This machine took {doc['machine']['reference_s'] * 1e3:.1f} ms (CPU; the median of "
+             f"{doc['machine'].get('reference_samples', 1)} timings through the benchmark) for the engine's reference "
+             "work (`cost.time_reference_work`: the site model's fit of a fixed 400 × 300 matrix); the dashboard and "
+             "the CLI time the same work once per process and scale every prediction by the ratio when it lies beyond "
+             "what one machine's own speed varies by (⅔–1.5×, `cost.SAME_MACHINE_BAND`), since the machines this "
+             "ran on differed by 1.6–3× for the same code.\n\n"
+             if doc["machine"].get("reference_s") else
+             "This measurement records no reference work: the dashboard and the CLI predict in its machine's "
+             "seconds.\n\n")
           + md_table(rows, fmt={"measured s": "{:.2f}", "predicted s": "{:.2f}",
                                 "predicted s (fit without it)": "{:.2f}"})
           + "\n## Production noise\n\nThe DP methods on the small shapes again with OpenDP's samplers (the "

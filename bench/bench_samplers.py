@@ -18,7 +18,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from bench._common import machine, md_table, outputs, write_results  # noqa: E402
+from bench._common import machine, md_table, outputs, sample_reference, write_results  # noqa: E402
 from dpfed_core.privacy import mechanisms as mech  # noqa: E402
 from dpfed_core.privacy.noise import NumpySampler, OpenDPSampler, SecureGenerator  # noqa: E402
 
@@ -45,6 +45,7 @@ def main() -> None:
         s.gaussian(np.zeros(3), 1.0), s.noisy_max(np.zeros(3), 1.0)
     rows = []
     for n in sizes:
+        sample_reference()  # the machine's speed through the benchmark (machine() records the median)
         ints = np.zeros(n, dtype=np.int64)
         reals = np.full(n, 0.5)
         for kind, call in (

@@ -1090,6 +1090,10 @@ HREAD_DELETE_UNREAD = ("tests/test_history_reads.py::test_deleting_a_result_chec
                        "never_unpacks_its_arrays")
 COST_PY = "dpfed_core/evaluation/cost.py"
 SHARED_FITS = "tests/test_cost.py::test_a_run_after_one_that_made_the_sites_fits_is_predicted_at_its_measured_share"
+MACHINE_SCALED = "tests/test_cost.py::test_predictions_are_scaled_by_how_long_this_machine_takes_for_the_engines_reference_work"
+SAMPLERS_SCALED = "tests/test_cost.py::test_the_samplers_cost_is_scaled_by_the_reference_work_of_its_own_measurement"
+REFERENCE_FASTEST = "tests/test_cost.py::test_the_reference_work_is_the_site_models_fit_and_counts_its_fastest_repeat"
+PAGE_SCALED = "tests/test_cost.py::test_the_pages_hint_says_it_was_scaled_to_this_machine"
 DSHARE_INDEX = (f"{REPLY_TESTS}::test_accepting_replies_at_one_index_or_outside_the_run_are_refused_before_any_"
                 "share")
 DSHARE_INDEX_RUN = f"{REPLY_TESTS}::test_a_site_accepting_at_another_sites_index_ends_the_run_at_the_decisions"
@@ -7895,6 +7899,29 @@ MUTANTS = (
            (DSHARE_INDEX,)),
     Mutant("dindex-refusing-sites-index-read", SERVER, "_Run.misplaced",
            "str(meta['decision']) != 'accepted'", "False", (DSHARE_INDEX, DSHARE_ONE_ENTITY)),
+    Mutant("time-hint-measured-run-in-the-benchmark-machines-seconds", COST_PY, "predict_run",
+           "{s: f * v for s, v in here.items()}", "here", (MACHINE_SCALED,)),
+    Mutant("time-hint-modelled-run-in-the-benchmark-machines-seconds", COST_PY, "_predict",
+           "factor * max(float(np.dot(coef[stage], _terms(stage, shape, config))), 0.0)",
+           "max(float(np.dot(coef[stage], _terms(stage, shape, config))), 0.0)", (MACHINE_SCALED,)),
+    Mutant("time-hint-noise-draws-in-the-benchmark-machines-seconds", COST_PY, "_with_production_noise",
+           "factor * (a * coords * 1e-06 + b * float(shape['H']) + c0)",
+           "a * coords * 1e-06 + b * float(shape['H']) + c0", (MACHINE_SCALED,)),
+    Mutant("time-hint-flowers-overhead-in-the-benchmark-machines-seconds", COST_PY, "deployment_overhead",
+           "f * np.polyfit(pts[:, 0], pts[:, 1], 1)", "np.polyfit(pts[:, 0], pts[:, 1], 1)", (MACHINE_SCALED,)),
+    Mutant("time-hint-machine-ratio-inverted", COST_PY, "machine_factor", "reference_seconds() / theirs",
+           "theirs / reference_seconds()", (MACHINE_SCALED,)),
+    Mutant("time-hint-machine-ratio-unbounded", COST_PY, "machine_factor", "min(max(ratio, lo), hi)", "ratio",
+           (MACHINE_SCALED,)),
+    Mutant("time-hint-samplers-in-their-machines-microseconds", COST_PY, "us_per_coordinate",
+           "float(np.median(vals)) * machine_factor(doc)", "float(np.median(vals))", (SAMPLERS_SCALED,)),
+    Mutant("time-hint-reference-work-at-its-slowest-repeat", COST_PY, "time_reference_work",
+           "min(best, time.process_time() - t0)",
+           "max(0.0 if best == math.inf else best, time.process_time() - t0)", (REFERENCE_FASTEST,)),
+    Mutant("time-hint-page-silent-on-its-scaling", UI_ENGINE, "estimate_line", "speed_note()", "''", (PAGE_SCALED,)),
+    Mutant("time-hint-scaling-said-at-any-ratio", COST_PY, "speed_note", "f == 1.0", "False", (PAGE_SCALED,)),
+    Mutant("time-hint-one-machines-own-variation-taken-for-another-machine", COST_PY, "machine_factor",
+           "SAME_MACHINE_BAND[0] <= ratio <= SAME_MACHINE_BAND[1]", "False", (MACHINE_SCALED,)),
 )
 
 

@@ -147,7 +147,9 @@ def test_cli_states_the_prediction_before_it_runs(capsys):
 
     assert main(["run", "--data", "sample:clinic", "--federation", "region", "--simulation"]) == 0
     out = capsys.readouterr().out
-    assert out.startswith("run dp-cooccurrence: ") and "predicted for 1 run on these data (measured cost model)" in out
+    scaled = cost.speed_note()  # said when this machine's reference work differs from the benchmark's
+    assert out.startswith("run dp-cooccurrence: ") and \
+        f"predicted for 1 run on these data (measured cost model{'; ' + scaled if scaled else ''})" in out
 
 
 def test_cli_bar_names_the_stage_and_time_left_on_a_terminal(monkeypatch, capsys):
@@ -416,3 +418,100 @@ def test_a_run_after_one_that_made_the_sites_fits_is_predicted_at_its_measured_s
     old = tmp_path / "old.json"
     old.write_text(json.dumps({"model": cost.fit(pts), "points": pts}))
     assert cost.predict_each(shape, [fed, loc], old) == [cost.predict_run(shape, c, old) for c in (fed, loc)]
+
+
+def test_predictions_are_scaled_by_how_long_this_machine_takes_for_the_engines_reference_work(tmp_path, monkeypatch):
+    """The benchmark's seconds are its machine's; a machine that takes 2.5× as long for the reference work
+    (the site model's fit of a fixed matrix) is predicted 2.5× the time — runs measured and modelled, the
+    noise draws of a production run and Flower's overhead alike — and a document that records no
+    reference work is predicted as measured."""
+    pts = [_point("m1", s, {"round1": 1.0, "server": 0, "round2": s["H"] * 0.1, "other": 0, "evaluate": 0.1})
+           for s in SHAPES]
+    for sh in pts:
+        sh["noise_coordinates"] = sh["shape"]["H"] * sh["shape"]["m"]
+        sh["production_stages"] = {**sh["stages"], "round1": 1.0 + 40e-6 * sh["noise_coordinates"] + 0.3}
+        sh["production_wall"] = sh["wall"] + 40e-6 * sh["noise_coordinates"] + 0.3
+    model = cost.fit(pts)
+    plain, timed = tmp_path / "plain.json", tmp_path / "timed.json"
+    plain.write_text(json.dumps({"model": model, "points": pts}))
+    timed.write_text(json.dumps({"model": model, "points": pts, "machine": {"reference_s": 0.02}}))
+    monkeypatch.setattr(cost, "reference_seconds", lambda: 0.05)
+    monkeypatch.setattr(cost, "us_per_coordinate", lambda path=None: 1e-9)  # the fitted noise cost decides
+    cfg = RunConfig(method="m1", k=5, max_iter=100)
+    unseen = {"n": 5000, "m": 600, "H": 20, "nnz": 100000}
+    for sh in (SHAPES[1], unseen):  # measured; modelled
+        for c in (cfg, cfg.replace(epsilon=1.0, simulation=False)):
+            base, here = cost.predict_run(sh, c, plain), cost.predict_run(sh, c, timed)
+            assert base["round2"] > 0 and all(here[s] == pytest.approx(2.5 * base[s]) for s in cost.STAGES), (sh, c)
+    assert cost.predict_run(unseen, cfg.replace(epsilon=1.0, simulation=False), plain)["round1"] > \
+        cost.predict_run(unseen, cfg, plain)["round1"] + 0.2  # the production part is there to be scaled
+    assert cost.machine_factor({"machine": {"reference_s": 0.05}}) == 1.0
+    # what one machine's speed varies by is not taken for another machine
+    assert cost.machine_factor({"machine": {"reference_s": 0.05 / 1.4}}) == 1.0
+    assert cost.machine_factor({"machine": {"reference_s": 0.05 / 0.7}}) == 1.0
+    assert cost.machine_factor({"machine": {"reference_s": 0.05 / 1.6}}) == pytest.approx(1.6)
+    assert cost.machine_factor({"machine": {"reference_s": 0.05 / 0.6}}) == pytest.approx(0.6)
+    assert cost.machine_factor({"machine": {"reference_s": 1e-6}}) == cost.MACHINE_FACTOR_RANGE[1]
+    assert cost.machine_factor({"machine": {"reference_s": 10.0}}) == cost.MACHINE_FACTOR_RANGE[0]
+    assert cost.machine_factor({"machine": {"date": "x"}}) == cost.machine_factor(None) == 1.0
+    assert cost.machine_factor({"machine": {"reference_s": 0}}) == 1.0
+    assert cost.speed_note(timed) == ("scaled to this machine: it took 2.5× the benchmark machine's time for the "
+                                      "engine's reference work")
+    assert cost.speed_note(plain) == ""
+    rows = [{"entities": h, "engine": "deployment", "in_process_s": 0.5, "deployment_s": 0.5 + 2.0 + 0.5 * h}
+            for h in (3, 10, 30)]
+    dep = tmp_path / "deployment.json"
+    dep.write_text(json.dumps({"rows": rows, "machine": {"reference_s": 0.1}}))
+    assert cost.deployment_overhead(20, path=dep) == pytest.approx((6.0, 1.0, 0.25))
+
+
+def test_the_samplers_cost_is_scaled_by_the_reference_work_of_its_own_measurement(tmp_path, monkeypatch):
+    doc = {"samplers": [{"sampler": "Gaussian", "opendp_us_per_coord": 10.0}], "machine": {"reference_s": 0.01}}
+    path = tmp_path / "samplers.json"
+    path.write_text(json.dumps(doc))
+    monkeypatch.setattr(cost, "reference_seconds", lambda: 0.03)
+    cost.us_per_coordinate.cache_clear()
+    try:
+        assert cost.us_per_coordinate(str(path)) == pytest.approx(30.0)
+    finally:
+        cost.us_per_coordinate.cache_clear()
+
+
+def test_the_reference_work_is_the_site_models_fit_and_counts_its_fastest_repeat(monkeypatch):
+    """Other work on the machine only slows the reference down: the fastest of its repeats counts; each
+    repeat is the fixed fit in both observation modes without a stopping rule."""
+    import time
+
+    from dpfed_core.models import factorization
+
+    fits = []
+    monkeypatch.setattr(factorization, "fit_nmf", lambda X, rank, **kw: fits.append((X.shape, rank, kw["mode"],
+                                                                                    kw["max_iter"], kw["tol"])))
+    durations = iter([0.0, 0.05, 0.05, 0.07, 0.07, 0.08, 0.08, 0.09, 0.09, 0.095, 0.095, 0.125, 0.125, 0.13])
+    monkeypatch.setattr(time, "process_time", lambda: next(durations))
+    assert cost.time_reference_work() == pytest.approx(0.005)
+    assert len(fits) == 2 * cost.REFERENCE_REPEATS
+    assert set(fits) == {((400, 300), 8, "observed", 8, 0.0), ((400, 300), 8, "zero", 30, 0.0)}
+
+
+def test_the_reference_work_is_timed_on_this_machine_once_per_process():
+    first = cost.reference_seconds()
+    assert 0 < first < 5 and cost.reference_seconds() == first
+
+
+def test_the_pages_hint_says_it_was_scaled_to_this_machine(tmp_path, monkeypatch):
+    from dpfed_core.data.samples import load_sample
+    from dpfed_core.ui import engine as dash
+
+    pts = [_point("local", s, {"round1": 0.5, "server": 0, "round2": s["H"] * 0.1, "other": 0, "evaluate": 0.1})
+           for s in SHAPES]
+    path = tmp_path / "c.json"
+    path.write_text(json.dumps({"model": cost.fit(pts), "points": pts, "machine": {"reference_s": 0.01}}))
+    monkeypatch.setattr(cost, "COST_FILE", path)
+    monkeypatch.setattr(cost, "reference_seconds", lambda: 0.03)
+    data = load_sample("clinic")
+    line = dash.estimate_line(data, [RunConfig(method="local")])
+    assert line.endswith("from measured runs, scaled to this machine: it took 3× the benchmark machine's time for "
+                         "the engine's reference work")
+    monkeypatch.setattr(cost, "reference_seconds", lambda: 0.014)  # within what one machine varies by
+    assert dash.estimate_line(data, [RunConfig(method="local")]).endswith("from measured runs")

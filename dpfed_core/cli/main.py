@@ -162,12 +162,14 @@ class _Bar:
     def __init__(self, clock, desc: str) -> None:
         from tqdm import tqdm  # deferred: `methods` and `--help` need no progress bar
 
-        from dpfed_core.evaluation.cost import estimate_with_load
+        from dpfed_core.evaluation.cost import estimate_with_load, speed_note
 
         self.clock, self.t0 = clock, time.perf_counter()
         # the prediction is an output line (stdout, before any work); the live bar is drawn on stderr
+        scaled = speed_note() if clock.total is not None else ""
         print(f"{desc}: {estimate_with_load(clock.total)}; predicted for {len(clock.plan)} run"
-              f"{'s' if len(clock.plan) != 1 else ''} on these data (measured cost model)", flush=True)
+              f"{'s' if len(clock.plan) != 1 else ''} on these data (measured cost model"
+              f"{'; ' + scaled if scaled else ''})", flush=True)
         self.bar = tqdm(total=1000, desc=desc, file=sys.stderr, leave=False, disable=None,
                         bar_format="{percentage:3.0f}%|{bar}| {desc}")
         # stderr that is no terminal (a log, CI, a pipe) gets no bar: a plain line every few seconds instead

@@ -15,8 +15,13 @@ While a run goes, :class:`RunClock` turns the engine's progress events into the 
 on ("round 1 · hospital 03 (4/30)") and the time left: the predicted seconds of the stages still to
 come, scaled by how fast this run has gone so far against its prediction.
 
-Times are wall seconds on the benchmark's machine when nothing else runs; a busy machine is slower,
-which the running clock notices after the first stage.
+Times are wall seconds on the benchmark's machine when nothing else runs, scaled to this machine: the
+benchmark records how long the engine's own reference work (:func:`reference_seconds`: the site model's fit
+of a fixed matrix) took there, this process times the same work once, and every prediction is multiplied by
+the ratio when it lies beyond what one machine's speed varies by (:func:`machine_factor`; the machines this
+ran on differed by 1.6–3× for the same code). A busy machine is
+slower still, which the stated bound (:func:`busy_factor`) and the running clock (after the first stage)
+take into account.
 """
 from __future__ import annotations
 
@@ -86,14 +91,93 @@ def drawn_coordinates(method: str, coordinates: float, shape: dict) -> float:
     return coordinates / max(float(shape["H"]), 1.0) if draws_noise_once(method) else coordinates
 
 
+#: Times the reference work is repeated; the fastest counts (other work on the machine only slows it; on
+#: a shared virtual machine one repeat varies by ±50 %, the fastest of seven by ~±15 %).
+REFERENCE_REPEATS = 7
+#: The bounds of :func:`machine_factor`: beyond them the ratio says more of the moment than of the machine.
+MACHINE_FACTOR_RANGE = (0.125, 8.0)
+#: Ratios of reference work one machine gives by itself: the same work timed every 0.3 s in one process took
+#: 20–39 ms on the 2-core virtual machine the benchmarks ran on, and one process's timing (the fastest of
+#: :data:`REFERENCE_REPEATS`) against the benchmark's median ranged 0.71–1.3. Inside this band the hints stay in
+#: the benchmark's seconds; the machines this project ran on differed by 1.6–3× for the same code.
+SAME_MACHINE_BAND = (2 / 3, 1.5)
+
+
+def _reference_matrix():
+    import scipy.sparse as sp
+
+    rng = np.random.default_rng(0)
+    return sp.random(400, 300, density=0.05, format="csr", random_state=rng,
+                     data_rvs=lambda k: rng.integers(1, 6, k).astype(np.float64))
+
+
+@functools.lru_cache(maxsize=1)
+def reference_seconds() -> float:
+    """This machine's :func:`time_reference_work`, timed once per process (the benchmarks record the median
+    of several timings over their course with their measurements)."""
+    return time_reference_work()
+
+
+def time_reference_work() -> float:
+    """CPU seconds this machine takes for a fixed piece of the engine's own work: the site model's HALS
+    fit (:func:`~dpfed_core.models.factorization.fit_nmf`) of a fixed 400 × 300 sparse matrix of ratings at
+    rank 8, 8 iterations in observed mode and 30 in zero mode (no stopping rule, so the work is the same
+    everywhere), BLAS on one thread as the fits run it; the fastest of :data:`REFERENCE_REPEATS` (~20–35 ms
+    each on a 2-core virtual machine whose speed varies by ±30 % from one second to the next, as the runs'
+    own do)."""
+    import time
+
+    from dpfed_core.models.factorization import fit_nmf, single_threaded_blas
+
+    X = _reference_matrix()
+    best = math.inf
+    with single_threaded_blas():
+        for _ in range(REFERENCE_REPEATS):
+            t0 = time.process_time()
+            fit_nmf(X, 8, mode="observed", max_iter=8, tol=0.0, rng=np.random.default_rng(1))
+            fit_nmf(X, 8, mode="zero", max_iter=30, tol=0.0, rng=np.random.default_rng(1))
+            best = min(best, time.process_time() - t0)
+    return max(best, 1e-6)
+
+
+def machine_factor(doc: dict | None) -> float:
+    """How many times longer this machine takes than the one that measured ``doc`` (a benchmark's result
+    document): the ratio of :func:`reference_seconds` here to the one the document records
+    (``machine.reference_s``), within :data:`MACHINE_FACTOR_RANGE`; 1 when the document records none or the
+    ratio lies within what one machine's speed varies by (:data:`SAME_MACHINE_BAND`)."""
+    try:
+        theirs = float(((doc or {}).get("machine") or {})["reference_s"])
+    except (KeyError, TypeError, ValueError):
+        return 1.0
+    if not math.isfinite(theirs) or theirs <= 0:
+        return 1.0
+    ratio = reference_seconds() / theirs
+    if SAME_MACHINE_BAND[0] <= ratio <= SAME_MACHINE_BAND[1]:
+        return 1.0
+    lo, hi = MACHINE_FACTOR_RANGE
+    return float(min(max(ratio, lo), hi))
+
+
+def speed_note(path: Path | None = None) -> str:
+    """What the time hints were scaled by, when they were (:func:`machine_factor`): "scaled to this machine:
+    it took 2.3× the benchmark machine's time for the engine's reference work"; empty otherwise."""
+    doc = _load(str(path or COST_FILE))
+    f = machine_factor(doc)
+    if doc is None or f == 1.0:
+        return ""
+    return (f"scaled to this machine: it took {f:.2g}× the benchmark machine's time for the engine's "
+            f"reference work")
+
+
 @functools.lru_cache(maxsize=2)
 def us_per_coordinate(path: str | None = None) -> float:
-    """OpenDP's float Gaussian, µs per noise coordinate, from the samplers' benchmark (the slowest of
-    the samplers the methods use: a bound for the Laplace ones)."""
+    """OpenDP's float Gaussian, µs per noise coordinate on this machine, from the samplers' benchmark
+    (the slowest of the samplers the methods use: a bound for the Laplace ones), scaled by
+    :func:`machine_factor` of its document."""
     try:
         doc = json.loads(Path(path or SAMPLERS_FILE).read_text(encoding="utf-8"))
         vals = [r["opendp_us_per_coord"] for r in doc["samplers"] if "Gaussian" in r["sampler"]]
-        return float(np.median(vals)) if vals else DEFAULT_US_PER_COORD
+        return float(np.median(vals)) * machine_factor(doc) if vals else DEFAULT_US_PER_COORD
     except (OSError, ValueError, KeyError, TypeError):
         return DEFAULT_US_PER_COORD
 
@@ -264,16 +348,18 @@ def leave_one_out(points: list[dict]) -> list[float | None]:
     return out
 
 
-def _predict(model: dict, method: str, mode: str, shape: dict, config: dict | None = None) -> dict | None:
+def _predict(model: dict, method: str, mode: str, shape: dict, config: dict | None = None,
+             factor: float = 1.0) -> dict | None:
     coef = model.get(_key(method, mode)) or model.get(_key(method, "zero" if mode == "observed" else "observed"))
     if coef is None:
         return None
-    out = {stage: max(float(np.dot(coef[stage], _terms(stage, shape, config))), 0.0) for stage in STAGES}
-    return _with_production_noise(out, coef, shape, {**(config or {}), "method": method})
+    out = {stage: factor * max(float(np.dot(coef[stage], _terms(stage, shape, config))), 0.0) for stage in STAGES}
+    return _with_production_noise(out, coef, shape, {**(config or {}), "method": method}, factor)
 
 
-def _with_production_noise(stages: dict, coef: dict, shape: dict, config: dict | None) -> dict:
-    """Round 1 of a production DP run (not a simulation, finite ε) plus its noise draws' time."""
+def _with_production_noise(stages: dict, coef: dict, shape: dict, config: dict | None, factor: float = 1.0) -> dict:
+    """Round 1 of a production DP run (not a simulation, finite ε) plus its noise draws' time (the
+    measured part in the benchmark machine's seconds times ``factor``)."""
     c = config or {}
     eps = c.get("epsilon", math.inf)
     eps = math.inf if eps in (None, "inf") else float(eps)
@@ -283,7 +369,7 @@ def _with_production_noise(stages: dict, coef: dict, shape: dict, config: dict |
                                shape)
     if "production" in coef:  # measured: seconds per million coordinates, per entity, fixed
         a, b, c0 = coef["production"]
-        extra = a * coords * 1e-6 + b * float(shape["H"]) + c0
+        extra = factor * (a * coords * 1e-6 + b * float(shape["H"]) + c0)
         # never below the sampler's own cost of the coordinates (measured by bench_samplers)
         extra = max(extra, coords * us_per_coordinate() * 1e-6)
     else:
@@ -322,19 +408,20 @@ def _measured_here(doc: dict, method: str, mode: str, shape: dict, c: dict) -> d
 
 
 def predict_run(shape: dict, config, path: Path | None = None) -> dict | None:
-    """Predicted seconds per stage of one run of ``config`` on data of ``shape``: the benchmark's
-    measurement of this very run when it made one, else the fitted model; None when the method was
-    not measured."""
+    """Predicted seconds per stage of one run of ``config`` on data of ``shape`` on this machine: the
+    benchmark's measurement of this very run when it made one, else the fitted model, times
+    :func:`machine_factor`; None when the method was not measured."""
     doc = _load(str(path or COST_FILE))
     if doc is None:
         return None
     c = config.to_dict() if hasattr(config, "to_dict") else dict(config)
     mode = c.get("mode", "zero")
+    f = machine_factor(doc)
     here = _measured_here(doc, c["method"], mode, shape, c)
     if here is None:
-        return _predict(doc["model"], c["method"], mode, shape, c)
+        return _predict(doc["model"], c["method"], mode, shape, c, f)
     coef = doc["model"].get(_key(c["method"], mode)) or {}
-    return _with_production_noise(here, coef, shape, c)
+    return _with_production_noise({s: f * v for s, v in here.items()}, coef, shape, c, f)
 
 
 def _each(shape: dict | list[dict], configs: list) -> list[dict]:
@@ -560,16 +647,18 @@ def deployment_overhead(n_entities: int, engine: str = "deployment", path: Path 
     """Seconds Flower adds to a run of ``n_entities`` entities under ``engine`` (starting and stopping its
     processes, the messages, every secure sum's key exchange): ``(seconds, a, b)`` of the least-squares
     line a + b·H through the deployment benchmark's (deployed − in-process) wall seconds of that engine,
-    every method's rows together. None without the benchmark's rows."""
+    every method's rows together, times :func:`machine_factor` of its document. None without the
+    benchmark's rows."""
     try:
-        rows = json.loads(Path(path or DEPLOYMENT_FILE).read_text(encoding="utf-8"))["rows"]
+        doc = json.loads(Path(path or DEPLOYMENT_FILE).read_text(encoding="utf-8"))
+        rows, f = doc["rows"], machine_factor(doc)
         pts = np.array([(float(r["entities"]), float(r["deployment_s"]) - float(r["in_process_s"]))
                         for r in rows if r.get("engine") == engine], dtype=float)
     except (OSError, ValueError, KeyError, TypeError):
         return None
     if pts.shape[0] < 2 or np.unique(pts[:, 0]).size < 2:
         return None
-    b, a = np.polyfit(pts[:, 0], pts[:, 1], 1)
+    b, a = f * np.polyfit(pts[:, 0], pts[:, 1], 1)
     return max(float(a + b * int(n_entities)), 0.0), float(a), float(b)
 
 

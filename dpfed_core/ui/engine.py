@@ -68,14 +68,16 @@ def predicted_seconds(dataset: FederatedDataset, configs: list) -> float | None:
 
 def estimate_line(dataset: FederatedDataset, configs: list) -> str:
     """"about 12 s (predicted for 4 runs on these 2,394 users × 143 items in 30 entities)"."""
-    from dpfed_core.evaluation.cost import estimate_with_load
+    from dpfed_core.evaluation.cost import estimate_with_load, speed_note
 
     n = len(list(configs))
     t = predicted_seconds(dataset, configs)
     if t is None:
         return "duration not predicted: a method here was not measured (bench/bench_cost_model.py)"
+    scaled = speed_note()
     return (f"{estimate_with_load(t)}; predicted for {n} run{'s' if n != 1 else ''} on these {dataset.n_users:,} "
-            f"users × {dataset.n_items:,} items in {dataset.n_entities} entities, from measured runs")
+            f"users × {dataset.n_items:,} items in {dataset.n_entities} entities, from measured runs"
+            f"{', ' + scaled if scaled else ''}")
 
 
 def check_user(dataset: FederatedDataset, entity: str, user: str) -> None:
