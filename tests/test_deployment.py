@@ -727,7 +727,6 @@ def test_simulation_engine_runs_the_same_apps_and_equals_in_process():
     copies are gone afterwards (tests/test_simulation_engine.py: the Ray backend, kill paths)."""
     import time
 
-    from dpfed_core.deployment.launcher import Guard
     from dpfed_core.deployment.simulation_engine import SimulatedFederation, available
 
     if not available()[0]:
