@@ -186,7 +186,7 @@ def main() -> None:
             ap.error(f"--merge: {args.merge} was measured with other engine code ({theirs}, this code is "
                      f"{engine_fingerprint()}): its runs say nothing of this code's")
         ratio = cost.machine_factor(earlier)
-        if not (earlier.get("machine") or {}).get("reference_s") or not 0.8 <= ratio <= 1.25:
+        if not (earlier.get("machine") or {}).get("reference_s") or ratio != 1.0:
             ap.error(f"--merge: {args.merge} was measured on a machine whose reference work took "
                      f"{'an unrecorded time' if ratio == 1.0 else f'{1 / ratio:.2g}× the time it takes here'}: "
                      f"keeping the faster of two machines' runs would time neither")

@@ -268,6 +268,7 @@ def main() -> None:
     for H in sizes:
         for method in chosen:
             if H in SIZES[method]:
+                C.sample_reference()  # the machine's speed through the benchmark (machine() records the median)
                 for engine in engines:
                     print(f"H={H} {method} {engine} …", file=sys.stderr, flush=True)
                     rows.append(one(H, method, engine))

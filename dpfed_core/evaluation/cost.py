@@ -161,9 +161,8 @@ def machine_factor(doc: dict | None) -> float:
 def speed_note(path: Path | None = None) -> str:
     """What the time hints were scaled by, when they were (:func:`machine_factor`): "scaled to this machine:
     it took 2.3× the benchmark machine's time for the engine's reference work"; empty otherwise."""
-    doc = _load(str(path or COST_FILE))
-    f = machine_factor(doc)
-    if doc is None or f == 1.0:
+    f = machine_factor(_load(str(path or COST_FILE)))
+    if f == 1.0:
         return ""
     return (f"scaled to this machine: it took {f:.2g}× the benchmark machine's time for the engine's "
             f"reference work")
