@@ -367,6 +367,25 @@ def test_a_site_whose_store_folder_does_not_exist_refuses_and_never_makes_a_fres
         check_site_policy(RunConfig(method="dp-popularity", epsilon=1.0, delta=1e-5), policy.path, ds)
 
 
+def test_a_store_key_naming_a_folder_is_refused_before_any_process_starts(tmp_path):
+    """store = "stores" (the folder, not a file in it) is a fault of the policy file every node would
+    refuse every run under: deploy-local's check names it before anything starts, as a missing folder."""
+    from dpfed_core.deployment.deployed import check_site_policy
+    from dpfed_core.errors import ConfigError
+
+    shard = _site_shard(tmp_path)
+    (tmp_path / "stores").mkdir()
+    policy = _policy(tmp_path, store=str(tmp_path / "stores"))
+    req = request_of(RunConfig(method="dp-popularity", epsilon=1.0, delta=1e-5), 3, shard.value_max)
+    with pytest.raises(PolicyError, match="stores is a folder, not a file.*store key"):
+        sp_.accept(policy, req, shard, run="1", coordinator="test")
+    ds = __import__("tests.test_deployment", fromlist=["three_clinics"]).three_clinics()
+    with pytest.raises(ConfigError, match="stores is a folder, not a file.*every site would refuse.*nothing was "
+                                          "charged or started"):
+        check_site_policy(RunConfig(method="dp-popularity", epsilon=1.0, delta=1e-5), policy.path, ds)
+    assert list((tmp_path / "stores").iterdir()) == []
+
+
 def test_a_store_the_site_cannot_create_is_a_policy_fault_told_to_the_site_not_to_the_coordinator(tmp_path):
     shard = _site_shard(tmp_path)
     (tmp_path / "a-file").write_text("")

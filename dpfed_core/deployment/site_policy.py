@@ -162,15 +162,20 @@ class SitePolicy:
         return Path(str(self.store).replace("{site}", safe))
 
     def check_store_folder(self, entity: str) -> Path:
-        """The entity's store file (:meth:`store_for`), its folder checked to exist. A site's budget is the
-        history in its store: a store key naming a folder nobody made is taken for a typo, never the
-        start of a fresh, empty budget beside the real one. Raises :class:`PolicyError` naming the folder."""
+        """The entity's store file (:meth:`store_for`), its folder checked to exist and the file not to be a
+        folder. A site's budget is the history in its store: a store key naming a folder nobody made is
+        taken for a typo, never the start of a fresh, empty budget beside the real one. Raises
+        :class:`PolicyError` naming the folder."""
         path = self.store_for(entity)
         if not path.parent.is_dir():
             state = "is a file, not a folder" if path.parent.exists() else "does not exist"
             raise PolicyError(f"the store folder {path.parent} {state} (the store key of the site policy "
                               f"{self.path} names it); the site's budget lives in its store, so create the folder "
                               "(once, for a new site) or fix the store key")
+        if path.is_dir():
+            # a store key naming the folder, not a file in it: every node would refuse every run
+            raise PolicyError(f"the store {path} is a folder, not a file (the store key of the site policy {self.path} "
+                              "names it); name the store file in it, e.g. store = \"stores/{site}.sqlite3\"")
         return path
 
     def to_dict(self) -> dict:
