@@ -1116,6 +1116,10 @@ def test_a_site_withdraws_by_itself_from_a_run_left_hanging_only_when_its_store_
     assert spent() == pytest.approx(_spent(1.0, 1.0, delta=1e-6))
     assert main(["site", "withdraw", "--run", "r1", *site]) == 1  # nothing given back: a script sees it
     assert "charge kept: this site drew its noise in the run (stage release), so its charge stays" in capsys.readouterr().out
+    # the release log says it in words, the stage named as a stage
+    assert sp_.SiteLog(policy.store_for(shard.entity)).rows()[-1]["note"] == (
+        "the site's operator asked to withdraw, but this site drew its noise in the run (stage release): the charge "
+        "stays")
     assert spent() == pytest.approx(_spent(1.0, 1.0, delta=1e-6))
     assert main(["site", "withdraw", "--run", "r2", *site]) == 0
     assert "charge given back (this site drew nothing in the run)" in capsys.readouterr().out

@@ -652,10 +652,12 @@ def _withdrawn(con, run: str, coordinator: str, entity: str) -> bool:
 
 
 _WITHDRAWAL_NOTES = {
-    "operator": ("the site's operator asked to withdraw, but this site drew {drew} in the run: the charge stays",
+    "operator": ("the site's operator asked to withdraw, but this site drew its noise in the run (stage {drew}): the "
+                 "charge stays",
                  "withdrawn by the site's operator: this site drew nothing in the run; any later release in it "
                  "is refused"),
-    "coordinator": ("the coordinator said the run ended, but this site released {drew} in it: the charge stays",
+    "coordinator": ("the coordinator said the run ended, but this site drew its noise in it (stage {drew}): the charge "
+                    "stays",
                     "the run ended before any share was asked for and this site drew nothing in it: its charge "
                     "was given back; any later release in this run is refused"),
 }
