@@ -1347,6 +1347,25 @@ def test_a_store_path_naming_a_folder_is_fixed_where_it_was_given(tmp_path, caps
     assert list(folder.iterdir()) == []
 
 
+def test_site_commands_pointed_at_a_coordinators_store_say_so_and_leave_it_unchanged(tmp_path, capsys):
+    """`site releases` / `budget` / `withdraw --store` naming a coordinator's budget store (no site decided in
+    it) is one error saying so, and the file is byte for byte as it was: reading never gives it the site's
+    tables, and its coordinator's balances are never shown as the site's."""
+    from dpfed_core.cli.main import main
+
+    coord = tmp_path / "coordinator.sqlite3"
+    assert main(["run", "--data", "sample:clinic", "--method", "dp-popularity", "--epsilon", "1",
+                 "--store", str(coord)]) == 0
+    capsys.readouterr()
+    before = coord.read_bytes()
+    for what in (["releases"], ["budget"], ["withdraw", "--run", "1"]):
+        assert main(["site", *what, "--store", str(coord)]) == 2
+        out, err = capsys.readouterr()
+        assert out == "" and err.strip().count("\n") == 0, err
+        assert "is no deployment site's store" in err and "budget list --store" in err, err
+        assert coord.read_bytes() == before
+
+
 def test_a_policy_its_own_check_refuses_is_never_written(tmp_path):
     """write_policy checks the keys before it writes: a refused policy leaves no file behind (a node
     would read one and refuse every run), and a good one reads back as written."""

@@ -97,10 +97,17 @@ def cmd_site(args) -> int:
                           if args.what == "withdraw" else f"--run is for `site withdraw`, not `site {args.what}`")
     path, policy = _store(args)
     # a store named by --store is fixed there, not in a policy this command was not given
-    SiteLog(path, fix="give --store the site's store file (its policy's store key names it)" if args.store
-            else "fix the store key of the site's policy")
+    log = SiteLog(path, fix="give --store the site's store file (its policy's store key names it)" if args.store
+                  else "fix the store key of the site's policy", create=False)
+    if not log.has_log() and (held := remaining_budget(path)):
+        # accounts with no site decision behind them: a coordinator's store, whose balances would read as the site's
+        names = ", ".join(repr(n) for n in dict.fromkeys(b["dataset"] for b in held))
+        raise ConfigError(f"the store {path} is no deployment site's store: it holds no site's release log, only the "
+                          f"accounts {names} of a coordinator's runs (`budget list --store {path}` reads them); give "
+                          + ("--store the site's store file (its policy's store key names it)" if args.store
+                             else "the site's store in the store key of its policy"))
     if args.site:  # before anything is withdrawn: a wrong name gives nothing back and says so
-        _check_site_named(args.site, path, remaining_budget(path) + SiteLog(path).rows())
+        _check_site_named(args.site, path, remaining_budget(path) + SiteLog(path, create=False).rows())
     outcomes: list[dict] = []
     if args.what == "withdraw":
         outcomes = withdraw_by_site(path, args.run, args.site)
@@ -108,7 +115,7 @@ def cmd_site(args) -> int:
             print(f"run {args.run} of site {o['entity']!r} (coordinator {o['coordinator']}): "
                   + _WITHDRAWN.get(o["decision"], f"charge kept: this site drew its noise in the run (stage {', '.join(o['stages'])}), "
                                                    "so its charge stays"))
-    rows = SiteLog(path).rows() if args.what == "releases" else []
+    rows = SiteLog(path, create=False).rows() if args.what == "releases" else []
     budget = remaining_budget(path)
     if args.site:  # a store several sites share: this site's rows and balance only
         rows = [r for r in rows if r["entity"] == args.site]

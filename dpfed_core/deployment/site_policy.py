@@ -601,13 +601,27 @@ CREATE TABLE IF NOT EXISTS site_draws (
 class SiteLog:
     """The site's own log of decisions and releases, a table beside its odometer in its store."""
 
-    def __init__(self, store: str | os.PathLike, fix: str = "fix the store key of the site's policy") -> None:
+    def __init__(self, store: str | os.PathLike, fix: str = "fix the store key of the site's policy", *,
+                 create: bool = True) -> None:
+        """``create=False``: a reader (``site releases`` / ``budget``), which leaves the store as it is — a
+        store no site decided in (a coordinator's, named by mistake) is never given the site's tables; the
+        store is still opened, so a damaged file or a folder is one error naming ``fix``."""
         from dpfed_core.privacy.store import Store
 
         self.store = Store(store, fix=fix)  # fix: what the person who named the store changes
+        if not create:
+            with self.store.read() as con:
+                con.execute("SELECT 1 FROM sqlite_master LIMIT 1").fetchall()
+            return
         with self.store.write() as con:
             con.execute(_SITE_SCHEMA)
             con.execute(_DRAWS_SCHEMA)
+
+    def has_log(self) -> bool:
+        """Whether the store holds a site's release log (a site decided a run in it)."""
+        with self.store.read() as con:
+            return con.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'site_releases'"
+                               ).fetchone() is not None
 
     def add(self, *, run: str, coordinator: str, entity: str, method: str, stage: str, decision: str,
             epsilon: float, delta: float, rho: float | None = None, simulation: bool = False, shapes=(),
@@ -618,6 +632,8 @@ class SiteLog:
                      n_bytes=n_bytes, rule=rule, note=note)
 
     def rows(self) -> list[dict]:
+        if not self.has_log():
+            return []
         with self.store.read() as con:
             return [dict(r) for r in con.execute("SELECT * FROM site_releases ORDER BY id")]
 
@@ -722,12 +738,17 @@ def withdraw_by_site(store: str | os.PathLike, run: str, entity: str | None = No
     from dpfed_core.privacy.budget_records import Reservation
     from dpfed_core.privacy.odometer import BudgetOdometer
 
-    log = SiteLog(store)
+    # a store no site decided in accepted no run: told so below, without giving it the site's tables
+    log = SiteLog(store) if SiteLog(store, create=False).has_log() else None
     sql = "SELECT DISTINCT entity, coordinator FROM site_releases WHERE run = ? AND decision = 'accepted'"
     args: tuple = (str(run),)
     if entity is not None:
         sql, args = sql + " AND entity = ?", (*args, str(entity))
     out: list[dict] = []
+    if log is None:
+        raise ConfigError(f"the store {store} holds no site's release log, so no accepted run {run!r}: it is no "
+                          "deployment site's store; give --store the site's store file (its policy's store key "
+                          "names it)")
     with log.store.write() as con:
         accepted = [(str(r[0]), str(r[1])) for r in con.execute(sql + " ORDER BY id", args)]
         if not accepted:
@@ -909,7 +930,7 @@ def remaining_budget(store: str | os.PathLike) -> list[dict]:
     odometer's balance of its one entity) and every change of its cap (``cap_changes``, newest first)."""
     from dpfed_core.privacy.odometer import BudgetOdometer
 
-    odo = BudgetOdometer(SiteLog(store).store)
+    odo = BudgetOdometer(SiteLog(store, create=False).store)
     datasets = odo.datasets()
     keys = {d["key"] for d in datasets}
     aliases: dict[str, list[str]] = {}
