@@ -386,6 +386,20 @@ def test_a_store_key_naming_a_folder_is_refused_before_any_process_starts(tmp_pa
     assert list((tmp_path / "stores").iterdir()) == []
 
 
+def test_a_shared_policy_naming_one_site_is_refused_with_a_fix_deploy_local_can_take(tmp_path):
+    """deploy-local gives every local site its one --site-policy file: a site key in it is refused before
+    anything starts, and the fix named is one that file can take (dropping the key), not a policy per site
+    that no flag of deploy-local gives."""
+    from dpfed_core.deployment.deployed import check_site_policy
+    from dpfed_core.errors import ConfigError
+
+    policy = _policy(tmp_path, site="clinic A")
+    ds = __import__("tests.test_deployment", fromlist=["three_clinics"]).three_clinics()
+    with pytest.raises(ConfigError, match="written for site 'clinic A'") as err:
+        check_site_policy(RunConfig(method="dp-popularity", epsilon=1.0, delta=1e-5), policy.path, ds)
+    assert "Drop the site key" in str(err.value) and "give each site its own" not in str(err.value)
+
+
 def test_a_store_the_site_cannot_create_is_a_policy_fault_told_to_the_site_not_to_the_coordinator(tmp_path):
     shard = _site_shard(tmp_path)
     (tmp_path / "a-file").write_text("")

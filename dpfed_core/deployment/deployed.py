@@ -206,7 +206,9 @@ def check_site_policy(config: RunConfig, site_policy, dataset: FederatedDataset 
         if policy.site and policy.site != entity:
             raise ConfigError(f"--site-policy {path} is written for site {policy.site!r} (its site key), and is given "
                               f"to {entity!r}{', as to every local site' if shared else ''}: it would refuse every run. "
-                              "Drop the site key for a policy shared by the local sites, or give each site its own")
+                              + ("Drop the site key from a policy every local site is given (on real machines each "
+                                 "SuperNode names its own file in its policy-path)" if shared else
+                                 "Give each site the policy written for it, in the data's entity order"))
     # the catalogue's size, as the run's JSON gives it to the sites: a prototype method's default row bound
     # grows with it
     request = request_of(config, dataset.n_entities, float(dataset.value_max),
