@@ -1380,6 +1380,15 @@ def test_site_commands_pointed_at_a_coordinators_store_say_so_and_leave_it_uncha
         assert coord.read_bytes() == before
 
 
+def test_a_policy_saved_with_a_byte_order_mark_reads_as_written(tmp_path):
+    """A UTF-8 policy an editor saved with a byte-order mark reads as the same policy, never as "not valid
+    TOML at line 1, column 1" over a character the operator cannot see."""
+    plain = write_policy(tmp_path / "p.toml", **STRICT)
+    marked = tmp_path / "bom.toml"
+    marked.write_bytes(b"\xef\xbb\xbf" + plain.read_bytes())
+    assert {**load_policy(marked).to_dict(), "path": ""} == {**load_policy(plain).to_dict(), "path": ""}
+
+
 def test_a_policy_its_own_check_refuses_is_never_written(tmp_path):
     """write_policy checks the keys before it writes: a refused policy leaves no file behind (a node
     would read one and refuse every run), and a good one reads back as written."""

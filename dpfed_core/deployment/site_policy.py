@@ -198,7 +198,8 @@ def load_policy(path: str | os.PathLike, control: str = NODE_POLICY_CONTROL) -> 
     where its module is loaded); a run refused under ``methods`` names a listed name close to its own."""
     p = Path(path)
     try:
-        raw = tomllib.loads(p.read_text(encoding="utf-8"))
+        # utf-8-sig: a byte-order mark (as some Windows editors save UTF-8) is no TOML, and invisible in the file
+        raw = tomllib.loads(p.read_text(encoding="utf-8-sig"))
     except OSError as exc:
         raise PolicyError(f"cannot read the site policy {p} ({exc.strerror}); fix {control}") from None
     except UnicodeDecodeError as exc:
