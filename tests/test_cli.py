@@ -570,6 +570,7 @@ def test_a_site_writes_the_shard_of_its_own_export_at_its_place_in_the_declared_
         assert main([*base, "--out-dir", str(bad), "--declared-entities", declared]) == 2
         err = capsys.readouterr().err
         assert what in err and "fix --declared-entities" in err and "Traceback" not in err, err
+        assert "one name per line" not in err, err  # a comma-separated flag, not a list file
         assert not bad.exists() or not list(bad.iterdir())
     two = tmp_path / "two.csv"
     two.write_text(export.read_text(encoding="utf-8") + "site-x,c9,Mortgage,1\n", encoding="utf-8")

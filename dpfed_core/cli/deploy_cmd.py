@@ -200,7 +200,11 @@ def cmd_write_shards(args) -> int:
                                undeclared_entities="error" if by_list else "drop")
     except DataError as exc:
         if by_list and exc.param == "entities":
-            raise ConfigError(f"{str(exc).rstrip('.')}; fix --declared-entities "
+            import re
+
+            # the loader's advice on the layout of an --entities file; --declared-entities is a comma-separated list
+            said = re.sub(r" \(one name per line[^)]*\)", "", str(exc)).rstrip(".")
+            raise ConfigError(f"{said}; fix --declared-entities "
                               "(the federation's entity names, as the export's entity column writes them; "
                               "nothing was written)") from None
         raise
