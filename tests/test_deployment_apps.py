@@ -902,6 +902,10 @@ def test_a_run_every_local_site_would_refuse_is_one_error_naming_the_flag_before
     shown = render_error(err.value)
     assert "rule 'max_dropouts' of --site-policy" in shown and "site's max_dropouts = 0" in shown, shown
     assert shown.endswith("Change --max-dropouts, or max_dropouts in the policy (nothing was charged or started)"), shown
+    # ε = ∞ makes a DP method's release exact: a finite --epsilon meets allow_non_private, not only --method
+    with pytest.raises(ConfigError, match=r"rule 'allow_non_private' .* Change --epsilon \(a finite ε\) or --method, "
+                                          r"or allow_non_private in the policy"):
+        check_site_policy(run.replace(epsilon=math.inf), policy, ds)
     one = write_policy(tmp_path / "one.toml", methods=["dp-popularity"], max_epsilon=1.0, budget_epsilon=5.0,
                        store=str(tmp_path / "{site}.sqlite3"), site=ds.entity_names[0])
     with pytest.raises(ConfigError, match=r"written for site 'clinic 0' \(its site key\)"):

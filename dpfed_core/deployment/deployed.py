@@ -217,10 +217,13 @@ def check_site_policy(config: RunConfig, site_policy, dataset: FederatedDataset 
         try:  # a shared policy answers every site alike: checked once
             check(policy, request)
         except PolicyRefused as exc:
+            fix = RULE_FIXES.get(exc.rule, "the run")
+            if exc.rule == "allow_non_private" and not math.isfinite(float(config.epsilon)):
+                # ε = ∞ makes even a DP method's release exact: a finite --epsilon meets the rule as well
+                fix = "--epsilon (a finite ε) or --method"
             raise PolicyWouldRefuse(f"{who(entity)} would refuse this run under rule {exc.rule!r} of --site-policy "
-                                    f"{path}: {exc.reason}{exc.limit}. Change "
-                                    f"{RULE_FIXES.get(exc.rule, 'the run')}, or {exc.rule} in the policy (nothing was "
-                                    "charged or started)") from None
+                                    f"{path}: {exc.reason}{exc.limit}. Change {fix}, or {exc.rule} in the policy "
+                                    "(nothing was charged or started)") from None
 
 
 def check_item_features(dataset: FederatedDataset, federation) -> None:
