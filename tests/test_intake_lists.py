@@ -510,6 +510,15 @@ def test_an_infinite_item_feature_is_refused_naming_its_cell():
         read_item_features(b"item,dose\na,1\nb,inf\n")
 
 
+def test_an_item_feature_too_large_for_the_models_is_refused_naming_its_cell():
+    """A finite 1e160 squares past float64 in the site models' fits: the run would end in an internal
+    error instead of an intake error naming the file's cell."""
+    with pytest.raises(DataError, match=r"line 3, column 'price': '-1e160' is beyond ±1e\+15") as err:
+        read_item_features(b"item,price\na,1\nb,-1e160\n")
+    assert err.value.param == "item_features"
+    assert read_item_features(b"item,price\na,1\nb,-1e15\n").values[:, 0].tolist() == [1.0, -1e15]
+
+
 def test_category_features_come_commonest_first_then_in_file_order():
     ft = read_item_features(b"item,kind\na,x\nb,y\nc,y\nd,x|y\ne,z\nf,z\n")
     assert ft.names == ["kind=y", "kind=x", "kind=z"]  # y on 3 items, x and z on 2: x is met first

@@ -579,6 +579,10 @@ def read_item_features(source: Any, *, encoding: str | None = None, filename: st
             if not math.isfinite(v):
                 raise DataError(f"{what} {label}, line {i + 2}, column {col!r}: {cells[i]!r} is not finite",
                                 param=param)
+            if abs(v) > MAX_FEATURE_MAGNITUDE:
+                raise DataError(f"{what} {label}, line {i + 2}, column {col!r}: {cells[i]!r} is beyond "
+                                f"±{MAX_FEATURE_MAGNITUDE:.0e}, the largest feature the models fit without "
+                                "overflowing; rescale the column (e.g. thousands, a logarithm)", param=param)
             vals[i] = v
         if filled and len(filled) < len(body):
             empty.append((col, len(body) - len(filled)))
@@ -620,6 +624,10 @@ def read_item_features(source: Any, *, encoding: str | None = None, filename: st
     return FeatureTable(ids=ids, values=values, names=names, notes=notes)
 
 
+#: The largest magnitude of a numeric item feature: the sites' content and popularity models use the
+#: features as they are and square them (a feature profile, a ridge fit), so far beyond this the
+#: scores overflow to infinity — the bound the long table puts on its values.
+MAX_FEATURE_MAGNITUDE = 1e15
 #: Most indicator columns a file's category columns become (the commonest values first).
 MAX_CATEGORY_FEATURES = 2000
 #: Most values (items × feature columns) a feature table may hold in memory: 2^24 doubles = 128 MiB,
