@@ -1152,6 +1152,23 @@ def test_cli_budget_show_states_accountant_and_runs_left(tmp_path, capsys):
                      "these data", line), line
 
 
+def test_the_spend_reason_blames_composition_only_on_the_entity_that_composed():
+    """Data recognised as a stored account's people plus an entity the account never held: the largest
+    increase is that fresh entity's (below ε = 3 only by the budget's δ), so it is not said to compose
+    with what another entity spent; the most-spent entity's own increase is."""
+    from dpfed_core.evaluation.budget import spend_reason
+    from dpfed_core.privacy.odometer import PlannedRelease
+
+    plan = [PlannedRelease("run", "dp-cooccurrence", 3.0, 1e-6, {"a": (3.0, 1e-6), "b": (3.0, 1e-6)})]
+    p = {"text": "spends ε ≈ 2.79 per entity (no cap set)", "spend": 2.79, "after": 7.76, "binding_spend": 0.787,
+         "simulation": False, "identity": ""}
+    line = spend_reason(p, plan)
+    assert "less than the requested ε = 3 because it composes" not in line, line
+    assert "the most-spent entity adds less, ε ≈ 0.787, because it composes with the ε ≈ 6.97 it has" in line, line
+    same = spend_reason({**p, "spend": 0.787, "text": "spends ε ≈ 0.787 per entity (no cap set)"}, plan)
+    assert "less than the requested ε = 3 because it composes with the ε ≈ 6.97 already spent" in same, same
+
+
 def test_simulation_without_a_named_store_opens_none(tmp_path, capsys, monkeypatch):
     home = tmp_path / "home-data"
     monkeypatch.delenv("DPFED_STORE")

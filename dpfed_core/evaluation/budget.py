@@ -354,10 +354,17 @@ def spend_reason(preview: Mapping, plans: Sequence, identity: bool = True) -> st
     why = []
     if identity and preview.get("identity"):
         why.append(f"these data were recognised as a re-export: {preview['identity']}")
+    binding = float(preview.get("binding_spend", spend))
     if requested is not None and spend < requested * 0.995 and already > 0:
         # (the δ at which the store composes is said by the charge text when it is not the run's)
-        why.append(f"less than the requested ε = {requested:.3g} because it composes with the ε ≈ {already:.3g} "
-                   "already spent on these data (releases compose to less than the sum of their ε)")
+        if math.isclose(binding, spend, rel_tol=1e-3):
+            why.append(f"less than the requested ε = {requested:.3g} because it composes with the ε ≈ {already:.3g} "
+                       "already spent on these data (releases compose to less than the sum of their ε)")
+        else:
+            # the largest increase is an entity's with less spent before (one the stored data never held:
+            # below ε only by the budget's δ); the composition lowers the most-spent entity's increase
+            why.append(f"the most-spent entity adds less, ε ≈ {binding:.3g}, because it composes with the "
+                       f"ε ≈ {already:.3g} it has already spent (releases compose to less than the sum of their ε)")
     return text + (" — " + "; ".join(why) if why else "")
 
 
