@@ -54,6 +54,18 @@ def test_run_with_compare_and_sweep(tmp_path, capsys):
     assert len(sdoc["runs"]) == 4 and "crossing_epsilon" in sdoc
 
 
+def test_compare_naming_the_method_itself_runs_it_once_and_says_so(tmp_path, capsys):
+    csv = _toy_csv(tmp_path / "toy.csv")
+    common = ["run", "--data", str(csv), *TOY_ARGS, "--method", "kmeans", "--k", "5", "--rank", "3"]
+    assert main([*common, "--compare", "kmeans,individual", "--dry-run"]) == 0
+    got = capsys.readouterr()
+    assert "dry run: run of kmeans compared with individual — " in got.out, got.out
+    assert "note: --compare names the --method kmeans itself: it runs once" in got.err
+    assert main([*common, "--compare", "kmeans"]) == 0
+    got = capsys.readouterr()
+    assert "predicted for 2 runs" not in got.err and "kmeans" in got.out, got.err
+
+
 def test_a_sweep_of_one_seed_prints_no_sd_and_no_crossing(tmp_path, capsys):
     """``--seeds 1`` is the seed 1 alone: the table's sd column is a dash, not 0.0000, and the crossing
     says it cannot be stated from one seed."""
