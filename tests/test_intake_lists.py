@@ -127,6 +127,18 @@ def test_an_entity_list_that_matches_no_row_says_what_the_data_holds(tmp_path):
         assert exc.value.param == "entities"
 
 
+def test_an_entity_listed_in_another_case_is_named_beside_the_rows_it_drops(tmp_path):
+    """One entity of the list written in another case than the data's: its rows are dropped and the
+    entity takes part with no user; the note names the two spellings, not only the dropped rows."""
+    data = tmp_path / "t.csv"
+    data.write_bytes(_table())
+    (tmp_path / "sites.txt").write_text("a\nB\n")
+    ds = load_long_table(data, user_col="user", item_col="item", entity_col="site", value_kind="implicit",
+                         entities=tmp_path / "sites.txt")
+    (dropped,) = [n for n in ds.notes if n.startswith("dropped")]
+    assert "names differ only in case or spaces: 'a' in the list, 'A' in the data" in dropped, dropped
+
+
 def test_one_column_one_role():
     with pytest.raises(DpfedError, match="both name the column"):
         load_long_table(io.BytesIO(_table()), filename="t.csv", user_col="item", item_col="item", entity_col="site",

@@ -759,13 +759,16 @@ def _apply_entities(t: pd.DataFrame, label: str, exclude_entities: Sequence[str]
             # most of the table gone is likelier a list missing an entity than a federation chosen on purpose
             most = (" — most of the table: check the entity list (entities=FILE, one name per line as written in "
                     "the data's entity column)" if 2 * n_rows > len(t) else "")
+            # names that differ only in case or surrounding spaces are the likeliest cause: named
+            fold = {str(x).strip().casefold(): str(x) for x in others.unique()}
+            near = [(d, fold[d.strip().casefold()]) for d in ents if d.strip().casefold() in fold][:3]
+            apart = ("; names differ only in case or spaces: " + ", ".join(f"{d!r} in the list, {x!r} in the data"
+                                                                         for d, x in near) +
+                     " — write them in the entity list as the data's entity column does" if near else "")
             notes.append(f"dropped {n_rows} row{'s' if n_rows != 1 else ''} ({_share(n_rows, len(t))} of the table) of "
                          f"{n_ents} entit{'ies' if n_ents != 1 else 'y'} that are not in the declared entity list "
-                         f"({shown}{' …' if n_ents > 6 else ''}){most}")
+                         f"({shown}{' …' if n_ents > 6 else ''}){most}{apart}")
             if not known.any():
-                # names that differ only in case or surrounding spaces are the likeliest cause: named
-                fold = {str(x).strip().casefold(): str(x) for x in others.unique()}
-                near = [(d, fold[d.strip().casefold()]) for d in ents if d.strip().casefold() in fold][:3]
                 hint = ("; names differ only in case or spaces: " + ", ".join(f"{d!r} in the list, {x!r} in the data"
                                                                               for d, x in near) if near else
                         f"; the data's entity column holds {shown}{' …' if n_ents > 6 else ''}")
