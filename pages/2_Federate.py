@@ -355,7 +355,9 @@ with tabs[0]:
         st.dataframe(dash.prototype_summary(result, ds), hide_index=True)
         if dash.k_note(cfg.method, cfg):
             st.caption(dash.k_note(cfg.method, cfg))
-        n_cols = st.slider("Items shown", 5, min(80, ds.n_items), min(30, ds.n_items), key="fed_n_cols")
+        # a catalogue of 5 items or fewer is shown whole: a slider needs a range to choose from
+        n_cols = (st.slider("Items shown", 5, min(80, ds.n_items), min(30, ds.n_items), key="fed_n_cols")
+                  if ds.n_items > 5 else ds.n_items)
         P_all = np.vstack([rel.prototypes for rel in result.model.releases_])
         cols_idx = dash.top_columns(P_all, n_cols)
         ent = st.selectbox("Entity", list(ds.entity_names) + ["all entities"], key="fed_proto_entity")

@@ -658,3 +658,29 @@ def test_recommend_lists_at_most_the_catalogue_as_the_cli_top_n():
     top = at.number_input(key="rec_n")
     assert (top.max, top.value) == (6, 6)
     assert "At most 6" in top.help
+
+
+@pytest.mark.parametrize("n_items", [3, 5])
+def test_the_federate_page_shows_the_prototypes_of_a_catalogue_of_five_items_or_fewer(n_items):
+    """The server's view of a prototype run over a catalogue of at most 5 items shows every item: an
+    "Items shown" slider from 5 to the catalogue would have no range to choose from."""
+    from dataclasses import replace
+
+    import numpy as np
+    import scipy.sparse as sp
+
+    from dpfed_core.data.dataset import FederatedDataset
+
+    g = np.random.default_rng(0)
+    X = sp.csr_matrix((g.random((60, n_items)) < 0.6).astype(float))
+    ds = FederatedDataset.from_parts(X, np.repeat(["b", "c"], 30), value_kind="counts", value_max=1.0,
+                                     name=f"{n_items} items", entities=["b", "c"])
+    ds = replace(ds, item_source="declared")
+    at = app("pages/2_Federate.py", ds)
+    at.toggle(key="fed_simulation").set_value(True).run()
+    at.selectbox(key="fed_method").set_value("dp-prototypes").run()
+    at.number_input(key="fed_rank").set_value(2).run()
+    at.button(key="fed_run").click().run()
+    clean(at)
+    assert not [s for s in at.slider if s.key == "fed_n_cols"]
+    assert len(at.get("plotly_chart")) >= 1
