@@ -112,6 +112,8 @@ if too_few_users(sizes[entity], specs):
     errors.append(f"“Target users”: auditing a real user (the outlier, typical or a specific user) needs an entity "
                   f"with at least {MIN_USERS_FOR_REAL_TARGET} users, and {dash.escape_md(entity)} has {sizes[entity]}: "
                   "audit its synthetic target only, or choose another entity.")
+elif _user_problem := dash.audit_user_problem(ds, entity, user_text):
+    errors.append(_user_problem)
 n_jobs = sum(len(grid) if m in private_methods else 1 for m in methods) * len(specs)
 proto_params = dict(base.prototype_params or {}) if base.method in private_methods else {}
 st.caption(

@@ -684,3 +684,31 @@ def test_the_federate_page_shows_the_prototypes_of_a_catalogue_of_five_items_or_
     clean(at)
     assert not [s for s in at.slider if s.key == "fed_n_cols"]
     assert len(at.get("plotly_chart")) >= 1
+
+
+def test_the_audit_page_refuses_a_specific_user_id_not_in_the_entity_before_anything_is_charged():
+    """A specific user id that is not one of the audited entity's users is one error naming the box, with
+    the button disabled: a refused audit leaves no release in the entity's budget."""
+    from dataclasses import replace
+
+    import numpy as np
+    import scipy.sparse as sp
+
+    from dpfed_core.data.dataset import FederatedDataset
+
+    g = np.random.default_rng(0)
+    X = sp.csr_matrix((g.random((60, 12)) < 0.4).astype(float))
+    ds = replace(FederatedDataset.from_parts(X, np.repeat(["b", "c"], 30), value_kind="counts", value_max=1.0,
+                                             name="two entities", entities=["b", "c"]), item_source="declared")
+    at = app("pages/7_Privacy_audit.py", ds)
+    at.selectbox(key="audit_entity").set_value("b").run()
+    for typed, said in (("nosuch", "no user with id 'nosuch' in entity 'b'"),
+                        (str(ds.user_ids[45]), "is in entity 'c', not in 'b'")):
+        at.text_input(key="audit_user").set_value(typed).run()
+        clean(at)
+        msg = errors(at)
+        assert said in msg and "“Specific user id”" in msg and "--entity" not in msg, msg
+        assert at.button(key="audit_run").disabled
+    at.text_input(key="audit_user").set_value(str(ds.user_ids[3])).run()
+    clean(at)
+    assert not at.button(key="audit_run").disabled

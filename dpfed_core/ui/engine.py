@@ -137,6 +137,7 @@ def has_server_weighting(method: str) -> bool:
 
     return method in PROTOTYPE_METHODS
 from dpfed_core.ui.inputs import (CONTROL_NAMES, DEFAULT_EPS_GRID, DEFAULT_SWEEP_SEEDS, MAX_DELTA,  # noqa: F401
+                                  audit_user_problem,
                                   MAX_FINITE_EPSILON, MAX_K, MAX_RANK, check_budget, check_data_dir,
                                   check_k_rank, default_data_path, escape_md, friendly_message, friendly_text, load_error_text,
                                   parse_epsilon, parse_grid, parse_seeds, safe_loader_message)

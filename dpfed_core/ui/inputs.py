@@ -282,6 +282,26 @@ def escape_md(text: object) -> str:
     return re.sub(r"^([-+=>])", r"\\\1", s)
 
 
+AUDIT_USER_CONTROL = "“Specific user id” (Advanced)"
+
+
+def audit_user_problem(dataset: FederatedDataset, entity: str, user_text: str) -> str | None:
+    """Why the Privacy audit page's specific user id is not one of the audited entity's users, in the
+    page's words (Markdown), or None. Checked before the Run button, as the command line checks its
+    targets before charging: an audit refused only once it ran leaves releases in the entity's budget."""
+    from dpfed_core.audit.targets import check_target_users
+
+    uid = str(user_text).strip()
+    if not uid:
+        return None
+    try:
+        check_target_users(dataset, entity, [f"user:{uid}"])
+    except ConfigError as exc:
+        text = " ".join(str(exc).split()).replace("(--entity)", "(“Entity” above)")
+        return escape_md(f"{AUDIT_USER_CONTROL}: {text}")
+    return None
+
+
 def check_data_dir(path_text: str, kind: str) -> Path:
     """Resolve a MovieLens / eICU directory typed in the Data page, or raise a DataError that never
     lists a directory (a typed home directory must not reveal what is in it)."""
