@@ -239,8 +239,14 @@ else:
 
         st.subheader("Federation key")
         c1, c2, c3 = st.columns(3)
+        _entity_guess = guesses.get("entity") if guesses.get("entity") in cols else None
+        if _entity_guess and "map_entity" in st.session_state and st.session_state["map_entity"] is None:
+            # a guess that appears with a later upload (the attribute table's ZIP column): a keyed box keeps
+            # its empty value and ignores a new index, so the guess is set as its value
+            st.session_state["map_entity"] = _entity_guess
+            _entity_guess = None
         key_col = c1.selectbox("Entity from column", cols,
-                               index=cols.index(guesses["entity"]) if guesses.get("entity") in cols else None,
+                               index=cols.index(_entity_guess) if _entity_guess else None,
                                key="map_entity", placeholder="choose the entity column",
                                help="The data holder of each row; with a user-attribute table, one of its "
                                     "columns (“attribute: …”).")

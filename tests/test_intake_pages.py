@@ -400,3 +400,19 @@ def test_a_leave_out_entry_that_cannot_be_read_stops_the_page_at_its_error():
     assert not at.exception, [e.value for e in at.exception]
     assert len(at.error) == 1 and at.error[0].value.startswith("“Leave out entities”:"), [e.value for e in at.error]
     assert not [b for b in at.button if b.key == "load_sample"]
+
+
+def test_a_user_attribute_table_uploaded_after_the_ratings_proposes_its_entity_column():
+    """A long table without an entity column, then its user-attribute table: the mapper proposes the
+    attribute table's ZIP column as the entity (as it does for a table read with its attributes), not an
+    empty box with an error asking for the attribute table just uploaded; a column the user chose stays."""
+    from test_upload import U_DATA, U_USER
+
+    at = upload(U_DATA.encode(), "u.data")
+    assert at.selectbox(key="map_entity").value is None
+    at.file_uploader(key="upload_attrs").set_value(("u.user", U_USER.encode(), "text/plain")).run()
+    assert at.selectbox(key="map_entity").value == "attribute: zip code"
+    assert not at.error, [e.value for e in at.error]
+    at.selectbox(key="map_entity").set_value("attribute: occupation").run()
+    at.file_uploader(key="upload_items").set_value(("f.txt", b"1\n2\n", "text/plain")).run()
+    assert at.selectbox(key="map_entity").value == "attribute: occupation"
