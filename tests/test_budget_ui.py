@@ -112,6 +112,26 @@ def test_cap_form_refuses_a_cap_below_what_is_spent(tmp_path, clinic):
     assert math.isinf(odo.datasets()[0]["cap_epsilon"])
 
 
+def test_a_confirmed_or_refused_cap_change_no_longer_says_it_is_about_to_happen(tmp_path, clinic):
+    """After Confirm the section says what happened — the cap changed, or why it was refused — and no
+    longer "You are about to …" with Confirm and Cancel buttons beside it."""
+    path = tmp_path / "done.sqlite3"
+    bud.charged_run(Store(path), clinic, RunConfig(method="dp-popularity", epsilon=1.0))
+    at = AppTest.from_string(_SECTION.replace("STORE", repr(str(path))), default_timeout=60).run()
+    for cap, said in ((0.5, "below what is already spent"), (4.0, "Cap changed")):
+        at.checkbox[0].uncheck()
+        at.number_input[0].set_value(cap)
+        at.button[0].click().run()
+        assert any("You are about to" in i.value for i in [*at.info, *at.warning])
+        next(b for b in at.button if b.label == "Confirm").click().run()
+        assert not at.exception
+        assert any(said in m.value for m in [*at.error, *at.success]), [m.value for m in [*at.error, *at.success]]
+        assert not any("You are about to" in i.value for i in [*at.info, *at.warning])
+        assert not any(b.label in ("Confirm", "Cancel", bud.CONFIRM_RAISE_LABEL) for b in at.button)
+        shown = [m.value for m in at.markdown if m.value.startswith("**Current cap:**")]
+        assert shown == ["**Current cap:** " + ("no cap" if cap < 1 else "ε = 4, δ = 1e-05 per entity")], shown
+
+
 def test_the_budget_line_names_the_most_spent_entity_and_the_non_private_releases(tmp_path, clinic):
     """The one line the pages show: the largest spend of any entity (the one a cap binds first), what is
     left of it, and how many entities a non-private release touched (their guarantee is void)."""

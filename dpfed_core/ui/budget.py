@@ -154,6 +154,11 @@ def current_store() -> Store:
     return Store(st.session_state.get(STORE_PATH) or None)
 
 
+def _cap_words(cap_epsilon: float, cap_delta: float) -> str:
+    """A cap as the budget section states it: "no cap" or "ε = 4, δ = 1e-05 per entity"."""
+    return "no cap" if math.isinf(cap_epsilon) else f"ε = {epsilon_left(cap_epsilon)}, δ = {cap_delta:.3g} per entity"
+
+
 def render_budget(store: Store, dataset: FederatedDataset, key: str | None = None) -> None:
     """Streamlit section: the cap (with a control to set it), spent / remaining per entity, releases."""
     import pandas as pd
@@ -180,8 +185,9 @@ def render_budget(store: Store, dataset: FederatedDataset, key: str | None = Non
         st.info(f"Same people as the stored dataset {ident.alias_name!r} ({RECOGNISED_BY}): this data is "
                 "charged to that dataset's budget and cap.",
                 icon=":material/group:")
-    current = "no cap" if math.isinf(cap_e) else f"ε = {epsilon_left(cap_e)}, δ = {view['cap_delta']:.3g} per entity"
-    st.markdown(f"**Current cap:** {current}")
+    current = _cap_words(cap_e, view["cap_delta"])
+    cap_line = st.empty()  # rewritten below when the cap changes in this run
+    cap_line.markdown(f"**Current cap:** {current}")
     pending = st.session_state.get("budget_cap_pending")
     # a cap set on the command line may lie outside the form's usual range (ε below 0.01, δ above 0.0099): the
     # range widens to hold it (and, for ε, to lower it further), or the widget would refuse its own starting value
@@ -205,14 +211,21 @@ def render_budget(store: Store, dataset: FederatedDataset, key: str | None = Non
         new_e, new_d = pending["epsilon"], pending["delta"]
         raising = (not math.isinf(cap_e)) and (new_e > cap_e or new_d > view["cap_delta"])
         what = "remove the cap" if math.isinf(new_e) else f"set the cap to ε = {epsilon_left(new_e)}, δ = {new_d:.3g} per entity"
-        if raising:
-            st.warning(f"You are about to **{what}** — more budget for the same people than the current cap "
-                       f"({current}). Spent budget is never refunded; this change is logged.",
-                       icon=":material/warning:")
-        else:
-            st.info(f"You are about to **{what}**. This change is logged.", icon=":material/info:")
-        k1, k2 = st.columns([1, 4])
-        if k1.button(CONFIRM_RAISE_LABEL if raising else "Confirm", type="primary", key="budget_cap_confirm"):
+        # the question and its buttons are cleared once answered: the page then says what happened
+        prompt = st.empty()
+        with prompt.container():
+            if raising:
+                st.warning(f"You are about to **{what}** — more budget for the same people than the current cap "
+                           f"({current}). Spent budget is never refunded; this change is logged.",
+                           icon=":material/warning:")
+            else:
+                st.info(f"You are about to **{what}**. This change is logged.", icon=":material/info:")
+            k1, k2 = st.columns([1, 4])
+            confirmed = k1.button(CONFIRM_RAISE_LABEL if raising else "Confirm", type="primary",
+                                  key="budget_cap_confirm")
+            cancelled = k2.button("Cancel", key="budget_cap_cancel")
+        if confirmed:
+            prompt.empty()
             try:
                 # through the data itself when the view is of it: a cap registers data the store did not
                 # know (a first cap before any release), and sets its account's cap for a re-export
@@ -221,11 +234,13 @@ def render_budget(store: Store, dataset: FederatedDataset, key: str | None = Non
                             confirm_raise=raising, refuse_below_spent=True, note="dashboard")
                 st.session_state.pop("budget_cap_pending", None)
                 view = budget_view(store, dataset, view["key"], odo=odo)
+                cap_line.markdown(f"**Current cap:** {_cap_words(view['cap_epsilon'], view['cap_delta'])}")
                 st.success("Cap changed.", icon=":material/check_circle:")
             except DpfedError as exc:
                 st.session_state.pop("budget_cap_pending", None)
                 st.error(dash_escape(refusal_text(exc)), icon=":material/error:")
-        if k2.button("Cancel", key="budget_cap_cancel"):
+        if cancelled:
+            prompt.empty()
             st.session_state.pop("budget_cap_pending", None)
     changes = odo.cap_changes(view["key"])
     if changes:
