@@ -393,6 +393,20 @@ def test_pmd_on_data_without_a_rating_scale_needs_its_values_and_draws_from_them
     assert np.isfinite(run_method(ds, xin_pmc)[0]["overall"]["test_rmse"])
 
 
+def test_pmd_on_data_without_a_rating_scale_is_refused_by_the_checks_before_a_run_is_charged():
+    """The rule depends only on the data's declared kind of value (public), so the one check before a run
+    is charged (the dashboard's Run button, the CLI's run) refuses it, not the fit after the charge."""
+    from dpfed_core.errors import ConfigError
+    from dpfed_core.evaluation.service import check_run
+    X = sp.csr_matrix((np.random.default_rng(2).random((40, 12)) < 0.5).astype(float))
+    ds = FederatedDataset.from_parts(X, np.where(np.arange(40) < 20, "A", "B"), value_kind="counts",
+                                     value_max=1.0)
+    with pytest.raises(ConfigError, match="give its parameter values .* or use xin-pmc"):
+        check_run(ds, RunConfig(method="xin-pmd"))
+    check_run(ds, RunConfig(method="xin-pmd", method_params={"values": (0.0, 1.0)}))
+    check_run(ds, RunConfig(method="xin-pmc"))
+
+
 @pytest.mark.parametrize("values", ["3", "1,1,2,2"])
 def test_a_pmd_rating_set_of_one_value_or_a_repeated_one_is_refused_naming_values(values):
     from dpfed_core.errors import ConfigError

@@ -86,6 +86,8 @@ def _check_method(dataset: FederatedDataset, config: RunConfig) -> None:
         check_params(spec.parameters, config.params, config.method)
         if spec.check is not None:
             spec.check(config)
+        if spec.check_data is not None:
+            spec.check_data(dataset, config)
     else:
         try:
             FederatedRecommender.from_config(config)._validate()

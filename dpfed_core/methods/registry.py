@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import functools
 from dataclasses import dataclass, field, replace
-from typing import Callable, Iterable
+from typing import Any, Callable, Iterable
 
 import numpy as np
 import scipy.sparse as sp
@@ -66,7 +66,8 @@ class MethodSpec:
     so it is given the split's rows (:class:`~dpfed_core.data.split.TrainRows`) and the whole
     training matrix is never built; every federated method does. check : a rule the run's
     configuration must meet for the fit to run (raises :class:`~dpfed_core.errors.ConfigError`),
-    checked before the run is charged.
+    checked before the run is charged. check_data : a rule on the configuration against the data's
+    public description (its declared kind of value, bound, shape), checked at the same point.
     """
 
     name: str
@@ -80,6 +81,7 @@ class MethodSpec:
     federated: bool = False
     site_rows: bool = False
     check: Callable[[RunConfig], None] | None = None
+    check_data: Callable[[Any, RunConfig], None] | None = None
 
     @property
     def uses_epsilon(self) -> bool:

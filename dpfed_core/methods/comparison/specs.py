@@ -294,6 +294,10 @@ def _check_pals(config) -> None:
     check_output_perturbation_ridge(config)
 
 
+def _check_pmd_scale(dataset, config) -> None:
+    importlib.import_module("dpfed_core.methods.comparison.xin").check_pmd_scale(dataset, config)
+
+
 def register() -> None:
     """Register every comparison method (the implementations load when fitted)."""
     from dpfed_core.methods.registry import MethodSpec, add_fit_check, register_method
@@ -333,4 +337,5 @@ def register() -> None:
              "all users' ratings pooled at the server",
              "Trace-norm EM over every user's ratings: the non-private reference ('Full EM').")):
         register_method(MethodSpec(name, _lazy("xin", "_make_fit", mech), label, model, desc, detail=detail,
-                                   parameters=XIN_PARAMETERS, check=check_parameters_used))
+                                   parameters=XIN_PARAMETERS, check=check_parameters_used,
+                                   check_data=_check_pmd_scale if mech == "pmd" else None))

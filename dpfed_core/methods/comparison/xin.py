@@ -317,6 +317,17 @@ class XinJaakkola:
 # ============================================================================ engine methods
 
 
+def check_pmd_scale(dataset, config) -> None:
+    """PMD releases values of a finite scale S (notes A.7.4): ratings data has one (1 … its bound);
+    counts or implicit data have none, and the 1..5 default would round every completion onto a scale
+    the data does not use, so ``values`` must be given. Reads only the data's declared kind of value."""
+    if dataset.value_kind == "ratings" or (config.params or {}).get("values") is not None:
+        return
+    raise ConfigError(f"{config.method} releases values of a finite rating scale, which "
+                      f"{dataset.value_kind} data does not have: give its parameter values "
+                      "(e.g. values=0,1,2,3,4,5) or use xin-pmc", param="prototype_params")
+
+
 def _make_fit(mechanism: str):
     def fit(dataset, train, config, rng, progress):
         from dpfed_core.privacy.ledger import PrivacyLedger
@@ -326,12 +337,8 @@ def _make_fit(mechanism: str):
                   if v is not None or k in ("max_rank", "n_public")}
         if "values" not in params and dataset.value_kind == "ratings":
             params["values"] = tuple(float(v) for v in range(1, int(dataset.value_max) + 1))
-        if mechanism == "pmd" and "values" not in params:
-            # PMD releases values of a finite scale S (notes A.7.4); counts or implicit data have none,
-            # and the 1..5 default would round every completion onto a scale the data does not use.
-            raise ConfigError(f"{config.method} releases values of a finite rating scale, which "
-                              f"{dataset.value_kind} data does not have: give its parameter values "
-                              "(e.g. values=0,1,2,3,4,5) or use xin-pmc", param="prototype_params")
+        if mechanism == "pmd":
+            check_pmd_scale(dataset, config)
         t0 = time.perf_counter()
         model = XinJaakkola(mechanism=mechanism, random_state=rng, **params).fit(train)
         U, V = model.factors_uv()
