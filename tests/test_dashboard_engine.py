@@ -219,6 +219,15 @@ def test_a_placeholder_the_engine_writes_for_the_cli_is_the_control_alone_on_the
     assert "FILE" not in plain and "set to prefix:1" in plain
 
 
+def test_an_angle_bracketed_placeholder_is_the_control_alone_on_the_page():
+    """The eICU loader writes ``events=<table>`` for a table the directory lacks: on the Data page that is
+    the multiselect itself, not "set to <table>"."""
+    from dpfed_core.ui.inputs import CONTROL_NAMES
+
+    plain = dash.friendly_text("Choose the event table(s) with events=<table>.").replace("\\", "")
+    assert plain == f"Choose the event table(s) with {CONTROL_NAMES['events']}.", plain
+
+
 def test_an_error_naming_its_parameter_points_at_the_control_that_sets_it():
     msg = dash.friendly_message(ConfigError("must be at least 2, got 1", param="rank"))
     assert msg.startswith("must be at least 2, got 1") and "set it with" in msg and "rank ℓ" in msg

@@ -192,12 +192,16 @@ FLAG_VALUES = {("mode", "zero"), ("mode", "observed"), *SWITCHED}
 def _control_set_to(control: str, value: str, name: str | None = None) -> str:
     """``name=value`` in the page's words: the control set to the value, a switch turned on or off
     (:data:`SWITCHED`), or the control alone when the value is a placeholder the engine writes for the
-    CLI (``items=FILE``, ``epsilon=EPSILON``)."""
+    CLI (``items=FILE``, ``epsilon=EPSILON``, ``events=<table>``)."""
     import re
 
     if (name, value) in SWITCHED:
         return SWITCHED[(name, value)].format(control=control)
-    return control if re.fullmatch(r"[A-Z][A-Z0-9_]*", value) else f"{control} set to {value}"
+    if re.fullmatch(r"[A-Z][A-Z0-9_]*", value):
+        return control
+    # ``<table>`` ends the sentence in the engine's text: the bare value the regex took keeps its full stop
+    bracketed = re.fullmatch(r"<[\w -]+>([.]?)", value)
+    return control + bracketed.group(1) if bracketed else f"{control} set to {value}"
 
 
 def friendly_text(text: str) -> str:
