@@ -1100,6 +1100,11 @@ DSHARE_INDEX_RUN = f"{REPLY_TESTS}::test_a_site_accepting_at_another_sites_index
 HREAD_DELETE = ("tests/test_history_reads.py::test_deleting_a_result_removes_its_arrays_and_adds_no_table_to_a_store_"
                 "that_kept_none")
 
+PMD_CHECKED_FIRST = "test_pmd_on_data_without_a_rating_scale_is_refused_by_the_checks_before_a_run_is_charged"
+FEATURE_TOO_LARGE = "test_an_item_feature_too_large_for_the_models_is_refused_naming_its_cell"
+STORE_IS_FOLDER = "test_a_store_key_naming_a_folder_is_refused_before_any_process_starts"
+SITE_READ_COORDINATOR = "test_site_commands_pointed_at_a_coordinators_store_say_so_and_leave_it_unchanged"
+
 MUTANTS = (
     # the dashboard's pages (scripts: edited at module level) and the method catalogue they show. What a
     # page gets wrong, a reader takes as the product's word: the list of another length or user, the
@@ -5982,8 +5987,8 @@ MUTANTS = (
            (BUDGETCAP_FORM_RANGE,)),
     Mutant("budgetcap-dashboard-cap-form-refuses-a-large-delta", UI_BUDGET, "render_budget",
            "max(0.0099, float(view['cap_delta']))", "0.0099", (BUDGETCAP_FORM_RANGE,)),
-    Mutant("budgetcap-dashboard-cap-rounded-up", UI_BUDGET, "render_budget", "epsilon_left(cap_e)",
-           "epsilon_that_holds(cap_e)", (f"{BUDGETCAP_T}::test_the_dashboards_cap_is_never_shown_above_the_one_set",)),
+    Mutant("budgetcap-dashboard-cap-rounded-up", UI_BUDGET, "_cap_words", "epsilon_left(cap_epsilon)",
+           "epsilon_that_holds(cap_epsilon)", (f"{BUDGETCAP_T}::test_the_dashboards_cap_is_never_shown_above_the_one_set",)),
     # what the budget commands read: a spend rounded up, what is left rounded down, a refusal read as one
     Mutant("budgetread-planned-spend-rounded-down", BUDGET, "charge_text", "epsilon_that_holds(float(x), 3)",
            "epsilon_left(float(x), 3)", (BUDGETREAD_ROUNDING,)),
@@ -7416,8 +7421,9 @@ MUTANTS = (
     Mutant("systems-xin-private-users-uncharged", XIN_PY, "_make_fit.fit",
            "ledger.spend(name, 'private users', f'{mechanism.upper()} release (not DP)', math.inf)", "pass",
            (SYSTEMS_ENTITY,)),
-    Mutant("systems-xin-pmd-counts-rounded-onto-one-to-five", XIN_PY, "_make_fit.fit",
-           "mechanism == 'pmd' and 'values' not in params", "False", (SYSTEMS_NO_SCALE,)),
+    Mutant("systems-xin-pmd-counts-rounded-onto-one-to-five", XIN_PY, "check_pmd_scale",
+           "dataset.value_kind == 'ratings' or (config.params or {}).get('values') is not None", "True",
+           (SYSTEMS_NO_SCALE,)),
     Mutant("systems-xin-pmd-single-value-accepted", XIN_PY, "XinJaakkola.fit", "len(S) < 2", "len(S) < 1",
            (SYSTEMS_PMD_SET,)),
     Mutant("systems-xin-pmd-repeated-values-accepted", XIN_PY, "XinJaakkola.fit", "len(np.unique(S)) != len(S)",
@@ -7922,6 +7928,15 @@ MUTANTS = (
     Mutant("time-hint-scaling-said-at-any-ratio", COST_PY, "speed_note", "f == 1.0", "False", (PAGE_SCALED,)),
     Mutant("time-hint-one-machines-own-variation-taken-for-another-machine", COST_PY, "machine_factor",
            "SAME_MACHINE_BAND[0] <= ratio <= SAME_MACHINE_BAND[1]", "False", (MACHINE_SCALED,)),
+    # checks that refuse before anything is charged or written, and a reader that leaves its store as it is
+    Mutant("systems-xin-pmd-scale-checked-only-after-the-charge", SERVICE, "_check_method",
+           "spec.check_data is not None", "False", (f"{XINT}::{PMD_CHECKED_FIRST}",)),
+    Mutant("intake-item-feature-beyond-the-models-range-accepted", INP, "read_item_features",
+           "abs(v) > MAX_FEATURE_MAGNITUDE", "False", (f"{LISTST}::{FEATURE_TOO_LARGE}",)),
+    Mutant("site-store-key-naming-a-folder-started-the-nodes", SITE, "SitePolicy.check_store_folder",
+           "path.is_dir()", "False", (f"{SITET}::{STORE_IS_FOLDER}",)),
+    Mutant("site-reader-writes-its-tables-into-a-coordinators-store", SITE, "SiteLog.__init__",
+           "not create", "False", (f"{SITET}::{SITE_READ_COORDINATOR}",)),
 )
 
 
