@@ -353,7 +353,9 @@ def test_the_spend_line_gives_the_composition_reason_only_for_one_plan_after_an_
     # entities spent unequally: the already-spent ε is the one of the entity that ends highest (1.394 after
     # adding 0.474 to its 0.92), not its total less a fresh entity's larger increase (1.394 − 0.993)
     unequal = {**first, "spend": 0.993, "after": 1.394, "binding_spend": 0.474}
-    assert "composes with the ε ≈ 0.92 already spent" in spend_reason(unequal, plan)
+    # and the increase said is that entity's own (0.474), not the fresh entity's 0.993 the line's spend gives
+    assert ("the most-spent entity adds less, ε ≈ 0.474, because it composes with the ε ≈ 0.92 it has already "
+            "spent") in spend_reason(unequal, plan)
     # several plans (a run with its comparison) request no single ε to compare the spend with
     assert spend_reason(later, plan + [PlannedRelease("run", "dp-popularity", 1.0, 1e-6, {"a": (1.0, 1e-6)})]) \
         == first["text"]
