@@ -594,6 +594,20 @@ def test_a_site_writes_the_shard_of_its_own_export_at_its_place_in_the_declared_
     assert not bad.exists() or not list(bad.iterdir())
 
 
+def test_write_shards_names_the_files_of_an_earlier_export_it_leaves_in_its_folder(tmp_path, capsys):
+    """A folder written to twice keeps what the second export does not replace: the 30 hospitals' shards
+    under the 4 regions' four. The second export says so and which export they are from; a first export
+    into an empty folder says nothing of the kind."""
+    out = tmp_path / "shards"
+    assert main(["write-shards", "--data", "sample:clinic", "--out-dir", str(out)]) == 0
+    assert "also holds" not in capsys.readouterr().err
+    assert main(["write-shards", "--data", "sample:clinic", "--federation", "region", "--out-dir", str(out)]) == 0
+    err = capsys.readouterr().err
+    assert "also holds 26 shard file(s) this export did not write (entity_004.npz" in err, err
+    assert "26 of them from another export" in err and "empty --out-dir" in err, err
+    assert len(list(out.glob("entity_*.npz"))) == 30  # nothing of the user's is removed
+
+
 def test_the_report_never_writes_over_a_document_it_reads(tmp_path, capsys):
     docs = {flag: tmp_path / f"{flag}.json" for flag in ("run", "sweep", "audit")}
     for p in docs.values():

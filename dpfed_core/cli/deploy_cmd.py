@@ -215,4 +215,15 @@ def cmd_write_shards(args) -> int:
     paths = write_shards(dataset, split, args.out_dir, declared=declared, only=held)
     for name, p in zip(held if held is not None else dataset.entity_names, paths):
         print(f"{name}: {p}")
+    from dpfed_core.deployment.shards import other_shards
+
+    others, foreign = other_shards(args.out_dir, paths, str(dataset.name),
+                                   len(declared) if declared is not None else dataset.n_entities)
+    if others:
+        names = ", ".join(q.name for q in others[:4]) + (" …" if len(others) > 4 else "")
+        whose = (f"; {foreign} of them from another export (other data or another number of entities): a SuperNode "
+                 "given one reads that export, not this one — remove them or write into an empty --out-dir"
+                 if foreign else " (this federation's other entities, as an earlier export wrote them)")
+        print(f"note: --out-dir {args.out_dir} also holds {len(others)} shard file(s) this export did not write "
+              f"({names}){whose}", file=sys.stderr)
     return 0

@@ -117,6 +117,25 @@ def write_shards(dataset, split, out_dir: str | os.PathLike, declared: list[str]
     return paths
 
 
+def other_shards(out_dir: str | os.PathLike, written: list[Path], dataset_name: str,
+                 n_entities: int) -> tuple[list[Path], int]:
+    """The shard files in ``out_dir`` an export did not write (``written``), and how many of them belong to
+    another export — other data or another number of entities, or no readable shard at all. A folder
+    written to twice keeps the first export's files the second does not replace (a federation of more
+    entities before one of fewer, or other sites' exports), and a SuperNode pointed at one reads it."""
+    mine = {Path(w).name for w in written}
+    others = sorted(q for q in Path(out_dir).glob("entity_*.npz") if q.name not in mine)
+    foreign = 0
+    for q in others:
+        try:
+            with np.load(q, allow_pickle=False) as z:
+                same = str(z["dataset_name"]) == str(dataset_name) and int(z["n_entities"]) == int(n_entities)
+        except (KeyError, ValueError, OSError):
+            same = False
+        foreign += not same
+    return others, foreign
+
+
 def load_shard(path: str | os.PathLike) -> Shard:
     """Read one shard; a missing or foreign file is a :class:`ConfigError` naming the path and the
     SuperNode's ``--node-config data-path=…`` that points at it."""
