@@ -635,24 +635,7 @@ def test_the_data_page_names_an_entity_too_small_to_evaluate():
 def test_recommend_lists_at_most_the_catalogue_as_the_cli_top_n():
     """The Top-N of a catalogue of 6 items stops at 6 (and opens there, below its usual 10): a longer list
     holds items that are not there, and the command line refuses --top-n above the items the same way."""
-    from dataclasses import replace
-
-    import numpy as np
-    import scipy.sparse as sp
-
-    from dpfed_core.data.dataset import FederatedDataset
-
-    g = np.random.default_rng(0)
-    X = sp.csr_matrix((g.random((60, 6)) < 0.5).astype(float))
-    ds = FederatedDataset.from_parts(X, np.repeat(["b", "c"], 30), value_kind="counts", value_max=1.0,
-                                     name="six items", entities=["b", "c"])
-    ds = replace(ds, item_source="declared")
-    at = app("pages/2_Federate.py", ds)
-    at.toggle(key="fed_simulation").set_value(True).run()
-    at.selectbox(key="fed_method").set_value("local").run()
-    at.number_input(key="fed_rank").set_value(2).run()
-    at.button(key="fed_run").click().run()
-    clean(at)
+    at = _run_on_small_catalogue(6, 0.5, "six items", "local")
     at.switch_page("pages/4_Recommend.py").run()
     clean(at)
     top = at.number_input(key="rec_n")
@@ -660,10 +643,9 @@ def test_recommend_lists_at_most_the_catalogue_as_the_cli_top_n():
     assert "At most 6" in top.help
 
 
-@pytest.mark.parametrize("n_items", [3, 5])
-def test_the_federate_page_shows_the_prototypes_of_a_catalogue_of_five_items_or_fewer(n_items):
-    """The server's view of a prototype run over a catalogue of at most 5 items shows every item: an
-    "Items shown" slider from 5 to the catalogue would have no range to choose from."""
+def _run_on_small_catalogue(n_items: int, density: float, name: str, method: str):
+    """The Federate page after a simulated run of ``method`` at rank 2 on 60 users of two entities over a
+    declared catalogue of ``n_items`` items."""
     from dataclasses import replace
 
     import numpy as np
@@ -672,16 +654,23 @@ def test_the_federate_page_shows_the_prototypes_of_a_catalogue_of_five_items_or_
     from dpfed_core.data.dataset import FederatedDataset
 
     g = np.random.default_rng(0)
-    X = sp.csr_matrix((g.random((60, n_items)) < 0.6).astype(float))
+    X = sp.csr_matrix((g.random((60, n_items)) < density).astype(float))
     ds = FederatedDataset.from_parts(X, np.repeat(["b", "c"], 30), value_kind="counts", value_max=1.0,
-                                     name=f"{n_items} items", entities=["b", "c"])
-    ds = replace(ds, item_source="declared")
-    at = app("pages/2_Federate.py", ds)
+                                     name=name, entities=["b", "c"])
+    at = app("pages/2_Federate.py", replace(ds, item_source="declared"))
     at.toggle(key="fed_simulation").set_value(True).run()
-    at.selectbox(key="fed_method").set_value("dp-prototypes").run()
+    at.selectbox(key="fed_method").set_value(method).run()
     at.number_input(key="fed_rank").set_value(2).run()
     at.button(key="fed_run").click().run()
     clean(at)
+    return at
+
+
+@pytest.mark.parametrize("n_items", [3, 5])
+def test_the_federate_page_shows_the_prototypes_of_a_catalogue_of_five_items_or_fewer(n_items):
+    """The server's view of a prototype run over a catalogue of at most 5 items shows every item: an
+    "Items shown" slider from 5 to the catalogue would have no range to choose from."""
+    at = _run_on_small_catalogue(n_items, 0.6, f"{n_items} items", "dp-prototypes")
     assert not [s for s in at.slider if s.key == "fed_n_cols"]
     assert len(at.get("plotly_chart")) >= 1
 
