@@ -1104,6 +1104,7 @@ PMD_CHECKED_FIRST = "test_pmd_on_data_without_a_rating_scale_is_refused_by_the_c
 FEATURE_TOO_LARGE = "test_an_item_feature_too_large_for_the_models_is_refused_naming_its_cell"
 STORE_IS_FOLDER = "test_a_store_key_naming_a_folder_is_refused_before_any_process_starts"
 SITE_READ_COORDINATOR = "test_site_commands_pointed_at_a_coordinators_store_say_so_and_leave_it_unchanged"
+STORE_DAMAGED = "test_a_store_key_naming_a_damaged_file_is_refused_before_any_process_starts"
 
 MUTANTS = (
     # the dashboard's pages (scripts: edited at module level) and the method catalogue they show. What a
@@ -7937,6 +7938,8 @@ MUTANTS = (
            "path.is_dir()", "False", (f"{SITET}::{STORE_IS_FOLDER}",)),
     Mutant("site-reader-writes-its-tables-into-a-coordinators-store", SITE, "SiteLog.__init__",
            "not create", "False", (f"{SITET}::{SITE_READ_COORDINATOR}",)),
+    Mutant("site-store-key-naming-a-damaged-file-started-the-nodes", DEPLOYED, "_not_a_database",
+           "return str(exc)", "return ''", (f"{SITET}::{STORE_DAMAGED}",)),
 )
 
 

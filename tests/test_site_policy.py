@@ -386,6 +386,26 @@ def test_a_store_key_naming_a_folder_is_refused_before_any_process_starts(tmp_pa
     assert list((tmp_path / "stores").iterdir()) == []
 
 
+def test_a_store_key_naming_a_damaged_file_is_refused_before_any_process_starts(tmp_path):
+    """A store file that is no SQLite database (damaged, or another file named by mistake) would make every
+    node refuse the run with its reason in the nodes' logs only: deploy-local's check names it first, and
+    leaves the file as it was. An empty file is a new store and passes."""
+    from dpfed_core.deployment.deployed import check_site_policy
+    from dpfed_core.errors import ConfigError
+
+    bad = tmp_path / "site.sqlite3"
+    bad.write_bytes(b"this is no database " * 300)
+    policy = _policy(tmp_path, store=str(bad))
+    ds = __import__("tests.test_deployment", fromlist=["three_clinics"]).three_clinics()
+    config = RunConfig(method="dp-popularity", epsilon=1.0, delta=1e-5)
+    with pytest.raises(ConfigError, match="site.sqlite3 \\(its store key\\) is no budget store: .*every site would "
+                                          "refuse the run \\(nothing was charged or started\\)"):
+        check_site_policy(config, policy.path, ds)
+    assert bad.read_bytes() == b"this is no database " * 300
+    bad.write_bytes(b"")
+    check_site_policy(config, policy.path, ds)
+
+
 def test_a_shared_policy_naming_one_site_is_refused_with_a_fix_deploy_local_can_take(tmp_path):
     """deploy-local gives every local site its one --site-policy file: a site key in it is refused before
     anything starts, and the fix named is one that file can take (dropping the key), not a policy per site

@@ -199,10 +199,15 @@ def check_site_policy(config: RunConfig, site_policy, dataset: FederatedDataset 
     sites = list(zip(paths, policies)) * (dataset.n_entities if shared else 1)
     for entity, (path, policy) in zip(dataset.entity_names, sites):
         try:  # each local site opens its own store under the policy's key
-            policy.check_store_folder(entity)
+            store = policy.check_store_folder(entity)
         except PolicyError as exc:
             raise ConfigError(f"--site-policy {path}: {exc}; {who(entity)} would refuse the run (nothing was charged "
                               "or started)") from None
+        damaged = _not_a_database(store)
+        if damaged:
+            raise ConfigError(f"--site-policy {path}: the store {store} (its store key) is no budget store: {damaged}; "
+                              f"{who(entity)} would refuse the run (nothing was charged or started). Fix the store "
+                              "key, or restore the site's store from its backup")
         if policy.site and policy.site != entity:
             raise ConfigError(f"--site-policy {path} is written for site {policy.site!r} (its site key), and is given "
                               f"to {entity!r}{', as to every local site' if shared else ''}: it would refuse every run. "
@@ -224,6 +229,25 @@ def check_site_policy(config: RunConfig, site_policy, dataset: FederatedDataset 
             raise PolicyWouldRefuse(f"{who(entity)} would refuse this run under rule {exc.rule!r} of --site-policy "
                                     f"{path}: {exc.reason}{exc.limit}. Change {fix}, or {exc.rule} in the policy "
                                     "(nothing was charged or started)") from None
+
+
+def _not_a_database(store: Path) -> str:
+    """Why an existing store file cannot be a site's store (not an SQLite database: damaged, or another
+    file), or "" — read only, so the check never writes into the file it looks at. A missing or empty file
+    is a new store, which the site creates."""
+    import sqlite3
+
+    if not store.is_file() or store.stat().st_size == 0:
+        return ""
+    try:
+        con = sqlite3.connect(f"{store.resolve().as_uri()}?mode=ro", uri=True)
+        try:
+            con.execute("SELECT 1 FROM sqlite_master LIMIT 1").fetchall()
+        finally:
+            con.close()
+    except sqlite3.DatabaseError as exc:
+        return str(exc)
+    return ""
 
 
 def check_item_features(dataset: FederatedDataset, federation) -> None:
