@@ -107,7 +107,7 @@ def cmd_site(args) -> int:
                           + ("--store the site's store file (its policy's store key names it)" if args.store
                              else "the site's store in the store key of its policy"))
     if args.site:  # before anything is withdrawn: a wrong name gives nothing back and says so
-        _check_site_named(args.site, path, remaining_budget(path) + SiteLog(path, create=False).rows())
+        _check_site_named(args.site, path, remaining_budget(path) + log.rows())
     outcomes: list[dict] = []
     if args.what == "withdraw":
         outcomes = withdraw_by_site(path, args.run, args.site)
@@ -115,7 +115,7 @@ def cmd_site(args) -> int:
             print(f"run {args.run} of site {o['entity']!r} (coordinator {o['coordinator']}): "
                   + _WITHDRAWN.get(o["decision"], f"charge kept: this site drew its noise in the run (stage {', '.join(o['stages'])}), "
                                                    "so its charge stays"))
-    rows = SiteLog(path, create=False).rows() if args.what == "releases" else []
+    rows = log.rows() if args.what == "releases" else []
     budget = remaining_budget(path)
     if args.site:  # a store several sites share: this site's rows and balance only
         rows = [r for r in rows if r["entity"] == args.site]
